@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every build and runtime dependency of kinformer from Debian bookworm packages.
+# Idempotent: skips apt entirely when everything is already present.
+set -euo pipefail
+
+packages=(
+  build-essential g++ cmake ninja-build pkg-config git ca-certificates
+  libcaf-dev
+  libboost1.81-dev libboost-json1.81-dev
+  prometheus-cpp-dev
+  catch2
+  libyaml-cpp-dev
+  libssl-dev openssl
+  clang-format
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi

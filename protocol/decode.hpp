@@ -1,0 +1,64 @@
+#pragma once
+// Decoders for what the API server sends: List responses, watch event lines, Status errors.
+// Each returns a value or a clear error; malformed, truncated or wrongly typed JSON never throws.
+
+#include "protocol/object.hpp"
+#include "protocol/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kinformer {
+
+// A metav1.Status failure.
+struct status {
+  int code = 0;           // HTTP code carried in the Status (410, 404, 504, ...)
+  std::string status_;    // "Failure" / "Success"
+  std::string reason;     // "Expired", "Gone", "NotFound", "TooManyRequests", "Timeout", ...
+  std::string message;
+  std::vector<std::string> cause_types; // details.causes[].type, e.g. "ResourceVersionTooLarge"
+  std::optional<int> retry_after_seconds; // details.retryAfterSeconds
+
+  bool is_expired() const { return code == 410 || reason == "Expired" || reason == "Gone"; }
+  bool is_too_large_resource_version() const;
+  std::string describe() const;
+};
+
+// Decodes `body` as a Status when it is one (kind == "Status"); nullopt otherwise.
+std::optional<status> decode_status(std::string_view body);
+
+struct list_page {
+  std::string kind;             // "PodList", "PartialObjectMetadataList", ...
+  std::string resource_version; // metadata.resourceVersion
+  std::string continue_token;   // metadata.continue; empty on the last page
+  std::optional<std::int64_t> remaining_item_count;
+  std::vector<object_ptr> items;
+};
+
+struct decode_options {
+  const object_transform* transform = nullptr; // applied to every object before it is frozen
+};
+
+// Decodes a List response body. A Status body comes back as an errc::status error whose message
+// is the Status's describe().
+result<list_page> decode_list(std::string_view body, const decode_options& options = {});
+
+enum class event_type { added, modified, deleted, bookmark, error };
+const char* to_string(event_type type) noexcept;
+
+struct watch_event {
+  event_type type = event_type::added;
+  object_ptr object;            // absent for ERROR
+  std::optional<status> error;  // present for ERROR
+
+  // For BOOKMARK: true when annotated k8s.io/initial-events-end: "true".
+  bool is_initial_events_end() const;
+};
+
+// Decodes one watch line: {"type": "...", "object": {...}}.
+result<watch_event> decode_watch_event(std::string_view line, const decode_options& options = {});
+
+} // namespace kinformer
