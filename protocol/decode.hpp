@@ -15,11 +15,11 @@ namespace kinformer {
 
 // A metav1.Status failure.
 struct status {
-  int code = 0;           // HTTP code carried in the Status (410, 404, 504, ...)
-  std::string status_;    // "Failure" / "Success"
-  std::string reason;     // "Expired", "Gone", "NotFound", "TooManyRequests", "Timeout", ...
+  int code = 0;        // HTTP code carried in the Status (410, 404, 504, ...)
+  std::string status_; // "Failure" / "Success"
+  std::string reason;  // "Expired", "Gone", "NotFound", "TooManyRequests", "Timeout", ...
   std::string message;
-  std::vector<std::string> cause_types; // details.causes[].type, e.g. "ResourceVersionTooLarge"
+  std::vector<std::string> cause_types;   // details.causes[].reason (StatusCause.Type), e.g. "ResourceVersionTooLarge"
   std::optional<int> retry_after_seconds; // details.retryAfterSeconds
 
   bool is_expired() const { return code == 410 || reason == "Expired" || reason == "Gone"; }
@@ -51,8 +51,8 @@ const char* to_string(event_type type) noexcept;
 
 struct watch_event {
   event_type type = event_type::added;
-  object_ptr object;            // absent for ERROR
-  std::optional<status> error;  // present for ERROR
+  object_ptr object;           // absent for ERROR
+  std::optional<status> error; // present for ERROR
 
   // For BOOKMARK: true when annotated k8s.io/initial-events-end: "true".
   bool is_initial_events_end() const;

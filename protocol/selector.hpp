@@ -5,17 +5,30 @@
 // `a notin (x,y)`, `a` (exists), `!a` (does not exist), `a>3`, `a<3`, comma-separated, all ANDed.
 // Field selectors (k8s.io/apimachinery/pkg/fields): `path=value`, `path==value`, `path!=value`,
 // comma-separated, with `\,`, `\=` and `\\` escapes in values.
+//
+// One deliberate difference from apimachinery: `a in ()` is an error here (apimachinery reads it as
+// `a in ("")`); the set holding only the empty value is written `a in (,)`.
 
 #include "protocol/object.hpp"
 #include "protocol/result.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace kinformer {
 
-enum class label_op { equals, not_equals, in, not_in, exists, does_not_exist, greater_than, less_than };
+enum class label_op {
+  equals,
+  not_equals,
+  in,
+  not_in,
+  exists,
+  does_not_exist,
+  greater_than,
+  less_than
+};
 
 struct label_requirement {
   std::string key;

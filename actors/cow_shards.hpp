@@ -1,0 +1,95 @@
+#pragma once
+// Copy-on-write sharded hash containers: the one writer mutates in place what no snapshot shares,
+// and copies a shard (or a bucket) only the first time it writes to it after a snapshot.
+//
+// A snapshot copies the array of shard pointers (O(#shards)), never the entries; the next write
+// to a shard copies that shard alone (O(entries / #shards)).
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace kinformer {
+
+// Hashes std::string and std::string_view alike, so maps keyed by std::string can be searched
+// with a std::string_view without building a string.
+//
+// Not noexcept, on purpose (here and in the other hashes of these containers): libstdc++ then
+// caches each element's hash in its node, so a lookup neither rehashes the nodes it walks past
+// nor compares keys (which live in other objects, often cold in cache) whose hash differs.
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Makes `p` the only owner of its value, copying the value when someone else shares it.
+//
+// Why use_count() is a safe test here: references to shards and buckets are only ever created
+// by the writer thread (snapshots are taken on it), so other threads can only drop references:
+// the count can fall concurrently but never rise. A count of 1 therefore means no snapshot can
+// reach the value any more; a stale count above 1 only costs one needless copy. The acquire
+// fence pairs with the release in the readers' shared_ptr decrement, so their last reads happen
+// before our writes.
+template <class T>
+T& ensure_exclusive(std::shared_ptr<T>& p) {
+  if (p.use_count() > 1)
+    p = std::make_shared<T>(*p);
+  else
+    std::atomic_thread_fence(std::memory_order_acquire);
+  return *p;
+}
+
+// Which of `shard_count` (a power of two) shards holds `key`. Uses the high bits of the hash:
+// the maps inside a shard bucket by the low ones.
+inline std::size_t shard_of(std::string_view key, std::size_t shard_count) noexcept {
+  return (string_hash{}(key) >> 16) & (shard_count - 1);
+}
+
+// `Map` is any hash container searchable by std::string_view (its hash must agree with
+// string_hash on the key text, which picks the shard).
+template <class Map>
+class cow_shards {
+public:
+  using map_type = Map;
+  // What a snapshot holds: immutable shards, shared with the writer until it writes to them.
+  using frozen = std::vector<std::shared_ptr<const map_type>>;
+
+  // `shard_count` is rounded up to a power of two.
+  explicit cow_shards(std::size_t shard_count) {
+    std::size_t n = 1;
+    while (n < shard_count)
+      n <<= 1;
+    shards_.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      shards_.push_back(std::make_shared<map_type>());
+  }
+
+  const map_type& shard_for(std::string_view key) const {
+    return *shards_[shard_of(key, shards_.size())];
+  }
+  // The shard holding `key`, made exclusive to the writer first.
+  map_type& mutable_shard_for(std::string_view key) {
+    return ensure_exclusive(shards_[shard_of(key, shards_.size())]);
+  }
+
+  std::size_t shard_count() const noexcept { return shards_.size(); }
+  const map_type& shard(std::size_t i) const { return *shards_[i]; }
+  map_type& mutable_shard(std::size_t i) { return ensure_exclusive(shards_[i]); }
+
+  frozen freeze() const { return frozen(shards_.begin(), shards_.end()); }
+
+private:
+  std::vector<std::shared_ptr<map_type>> shards_;
+};
+
+// Reads a frozen shard array the same way the writer reads its live one.
+template <class Map>
+const Map& frozen_shard_for(const std::vector<std::shared_ptr<const Map>>& shards,
+                            std::string_view key) {
+  return *shards[shard_of(key, shards.size())];
+}
+
+} // namespace kinformer

@@ -1,0 +1,253 @@
+#include "actors/informer.hpp"
+
+#include "actors/reflector.hpp"
+#include "actors/subscription_queue.hpp"
+
+#include <caf/all.hpp>
+
+#include <map>
+
+namespace kinformer {
+
+namespace {
+
+struct subscription {
+  handler_actor handler;
+  subscription_options options;
+  subscription_queue queue;
+  bool synced_sent = false;
+
+  subscription(handler_actor h, subscription_options o)
+      : handler(std::move(h)), options(std::move(o)), queue(std::max<std::size_t>(1, options.queue_bound)) {
+    queue.grant(std::max<std::size_t>(1, options.window));
+  }
+};
+
+struct informer_state {
+  // Not an aggregate: CAF would otherwise try to construct the state from the actor pointer
+  // (C++20 allows parenthesised aggregate initialisation).
+  informer_state() = default;
+
+  static inline const char* name = "kinformer.informer";
+
+  informer_config config;
+  std::unique_ptr<kinformer::store> objects;
+  reflector_actor reflector;
+  std::map<subscription_id, subscription> subscriptions;
+  subscription_id next_subscription = 1;
+  std::vector<caf::typed_response_promise<bool>> sync_waiters;
+  informer_stats stats;
+  // Events processed but not yet acknowledged to the reflector.
+  std::uint64_t unacknowledged = 0;
+};
+
+using informer_pointer = informer_actor::stateful_pointer<informer_state>;
+
+// Sends what the subscription's credit allows, then the synced marker once its initial deltas
+// are all out.
+void pump(informer_pointer self, subscription_id id, subscription& sub) {
+  while (sub.queue.ready()) {
+    delta_batch batch;
+    batch.reserve(std::min(sub.queue.depth(), sub.options.max_batch));
+    while (batch.size() < sub.options.max_batch) {
+      auto next = sub.queue.pop();
+      if (!next)
+        break;
+      batch.push_back(std::move(*next));
+    }
+    self->send(sub.handler, atoms::deliver_atom::value, id, std::move(batch));
+  }
+  if (!sub.synced_sent && self->state.objects->has_synced() && sub.queue.initial_pending() == 0) {
+    sub.synced_sent = true;
+    self->send(sub.handler, atoms::synced_atom::value, id);
+  }
+}
+
+void fan_out(informer_pointer self, const delta& d) {
+  for (auto& [id, sub] : self->state.subscriptions)
+    sub.queue.push(d);
+}
+
+void pump_all(informer_pointer self) {
+  for (auto& [id, sub] : self->state.subscriptions)
+    pump(self, id, sub);
+}
+
+void acknowledge(informer_pointer self) {
+  auto& st = self->state;
+  ++st.unacknowledged;
+  if (st.unacknowledged >= std::max<std::size_t>(1, st.config.event_window / 4)) {
+    self->send(st.reflector, atoms::credit_atom::value, st.unacknowledged);
+    st.unacknowledged = 0;
+  }
+}
+
+void queue_initial_state(subscription& sub, const kinformer::store& objects) {
+  for (auto& obj : objects.list()) {
+    delta d;
+    d.type = delta_type::added;
+    d.object = std::move(obj);
+    d.initial_list = true;
+    sub.queue.push(std::move(d));
+  }
+}
+
+void queue_resync(subscription& sub, const kinformer::store& objects) {
+  for (auto& obj : objects.list()) {
+    delta d;
+    d.type = delta_type::sync;
+    d.old_object = obj;
+    d.object = std::move(obj);
+    sub.queue.push(std::move(d));
+  }
+}
+
+} // namespace
+
+informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_client> client,
+                              informer_config config) {
+  auto behavior = [](informer_pointer self, std::shared_ptr<api_client> client,
+                     informer_config config) -> informer_actor::behavior_type {
+    auto& st = self->state;
+    st.config = std::move(config);
+    st.objects = std::make_unique<kinformer::store>(st.config.store);
+    st.reflector = spawn_reflector(self, std::move(client), st.config, self);
+    self->send(st.reflector, atoms::start_atom::value);
+    self->set_down_handler([self](const caf::down_msg& down) {
+      auto& subs = self->state.subscriptions;
+      for (auto it = subs.begin(); it != subs.end();) {
+        if (it->second.handler.address() == down.source)
+          it = subs.erase(it);
+        else
+          ++it;
+      }
+    });
+    return {
+        // ---- handlers ----
+        [self](atoms::subscribe_atom, handler_actor handler,
+               subscription_options options) -> subscription_id {
+          auto& st = self->state;
+          auto id = st.next_subscription++;
+          self->monitor(handler);
+          auto period = options.resync_period;
+          auto [it, _] = st.subscriptions.try_emplace(id, std::move(handler), std::move(options));
+          if (st.objects->has_synced())
+            queue_initial_state(it->second, *st.objects);
+          if (period.count() > 0)
+            self->delayed_send(self, period, atoms::resync_atom::value, id);
+          // Deliveries go out after the reply: CAF keeps the order of one sender's messages.
+          self->send(self, atoms::ack_atom::value, id, std::uint64_t{0});
+          st.stats.subscriptions = st.subscriptions.size();
+          return id;
+        },
+        [self](atoms::unsubscribe_atom, subscription_id id) {
+          auto& st = self->state;
+          st.subscriptions.erase(id);
+          st.stats.subscriptions = st.subscriptions.size();
+        },
+        [self](atoms::ack_atom, subscription_id id, std::uint64_t n) {
+          auto& subs = self->state.subscriptions;
+          auto it = subs.find(id);
+          if (it == subs.end())
+            return;
+          it->second.queue.grant(n);
+          pump(self, id, it->second);
+        },
+        [self](atoms::resync_atom, subscription_id id) {
+          auto& st = self->state;
+          auto it = st.subscriptions.find(id);
+          if (it == st.subscriptions.end())
+            return;
+          if (st.objects->has_synced()) {
+            queue_resync(it->second, *st.objects);
+            pump(self, id, it->second);
+          }
+          self->delayed_send(self, it->second.options.resync_period, atoms::resync_atom::value,
+                             id);
+        },
+        // ---- reads ----
+        [self](atoms::get_atom, const std::string& key) -> object_ptr {
+          return self->state.objects->get(key);
+        },
+        [self](atoms::list_atom, const list_options& options) -> object_list {
+          auto snapshot = self->state.objects->snapshot();
+          auto items = snapshot.list(options.namespace_, options.labels, options.fields);
+          if (options.limit > 0 && items.size() > options.limit)
+            items.resize(options.limit);
+          return items;
+        },
+        [self](atoms::snapshot_atom) -> store_snapshot { return self->state.objects->snapshot(); },
+        [self](atoms::stats_atom) -> informer_stats {
+          auto& st = self->state;
+          st.stats.synced = st.objects->has_synced();
+          st.stats.objects = st.objects->size();
+          st.stats.resource_version = st.objects->resource_version();
+          return st.stats;
+        },
+        [self](atoms::wait_sync_atom) -> caf::result<bool> {
+          auto& st = self->state;
+          if (st.objects->has_synced())
+            return true;
+          auto promise = self->make_response_promise<bool>();
+          st.sync_waiters.push_back(promise);
+          return promise;
+        },
+        [self](atoms::add_index_atom, std::string& name, index_func& fn) -> caf::result<bool> {
+          auto added = self->state.objects->add_index(std::move(name), std::move(fn));
+          if (!added)
+            return caf::make_error(caf::sec::runtime_error, added.err().describe());
+          return true;
+        },
+        // ---- from the reflector ----
+        [self](atoms::replace_atom, object_list& items, std::string& resource_version) {
+          auto& st = self->state;
+          bool first = !st.objects->has_synced();
+          auto deltas = st.objects->replace(items, std::move(resource_version));
+          for (const auto& d : deltas)
+            fan_out(self, d);
+          ++st.stats.lists;
+          if (!first)
+            ++st.stats.relists;
+          pump_all(self);
+          if (first) {
+            for (auto& promise : st.sync_waiters)
+              promise.deliver(true);
+            st.sync_waiters.clear();
+          }
+        },
+        [self](atoms::event_atom, informer_event& ev) {
+          auto& st = self->state;
+          auto applied = st.objects->apply(ev.type, ev.object);
+          if (applied) {
+            switch (ev.type) {
+            case event_type::added: ++st.stats.events_added; break;
+            case event_type::modified: ++st.stats.events_modified; break;
+            case event_type::deleted: ++st.stats.events_deleted; break;
+            default: break;
+            }
+            st.stats.last_event = std::chrono::steady_clock::now();
+            fan_out(self, *applied);
+            pump_all(self);
+          }
+          acknowledge(self);
+        },
+        [self](atoms::bookmark_atom, std::string& resource_version) {
+          auto& st = self->state;
+          st.objects->set_resource_version(std::move(resource_version));
+          ++st.stats.bookmarks;
+          acknowledge(self);
+        },
+        [self](atoms::report_atom, const reflector_report& r) {
+          auto& st = self->state;
+          switch (r.kind) {
+          case reflector_report::what::watch_ended: ++st.stats.watch_restarts; break;
+          case reflector_report::what::retry_scheduled: ++st.stats.retries; break;
+          default: break;
+          }
+        },
+    };
+  };
+  return system.spawn(behavior, std::move(client), std::move(config));
+}
+
+} // namespace kinformer

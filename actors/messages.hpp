@@ -1,0 +1,104 @@
+#pragma once
+// The plain data the actors exchange. No CAF here: these types are usable (and testable) without
+// an actor system; actors/type_ids.hpp registers them with CAF.
+
+#include "actors/delta.hpp"
+#include "actors/indexer.hpp"
+#include "actors/store.hpp"
+#include "protocol/backoff.hpp"
+#include "protocol/decode.hpp"
+#include "protocol/gvk.hpp"
+#include "protocol/object.hpp"
+#include "protocol/selector.hpp"
+#include "protocol/watcher.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kinformer {
+
+using object_list = std::vector<object_ptr>;
+using delta_batch = std::vector<delta>;
+using subscription_id = std::uint64_t;
+
+// One watch event as the reflector forwards it to its informer.
+struct informer_event {
+  event_type type = event_type::added;
+  object_ptr object;
+};
+
+// What a handler asks of its subscription.
+struct subscription_options {
+  std::string name;                 // for logs and metrics
+  std::size_t queue_bound = 10'000; // past this, deltas of the same key coalesce
+  std::size_t window = 512;         // deltas in flight to the handler before it acks
+  std::size_t max_batch = 256;      // deltas per delivery message
+  // Synthetic `sync` deltas of every stored object this often; zero: never (client-go's
+  // resyncPeriod).
+  std::chrono::milliseconds resync_period{0};
+};
+
+// A read of the store.
+struct list_options {
+  std::string namespace_; // "" = all namespaces
+  label_selector labels;
+  field_selector fields;
+  std::size_t limit = 0; // 0 = no limit
+};
+
+// What an informer is: the resource, the scope and how to watch it.
+struct informer_config {
+  group_version_resource resource;
+  std::string kind;
+  resource_scope scope = resource_scope::namespaced;
+  std::string namespace_; // "" = all namespaces (or a cluster-scoped resource)
+  label_selector labels;  // server-side selectors, sent with every list and watch
+  field_selector fields;
+  bool metadata_only = false; // PartialObjectMetadata through the Accept header
+  // Applied to every object before it is stored (e.g. drop managedFields). Shared so that the
+  // I/O thread, which applies it, never outlives it.
+  std::shared_ptr<const object_transform> transform;
+  watcher_config watch;
+  backoff_config retry; // delays between failed lists and watches
+  store_options store;
+  // Events the reflector may have in flight to the informer before the informer acknowledges
+  // them; at zero the HTTP client stops reading the socket.
+  std::size_t event_window = 4096;
+
+  // The collection's URL path: /api/v1/namespaces/ns/pods, /apis/apps/v1/deployments.
+  std::string collection_path() const;
+  // A name for logs and metrics: "pods" , "deployments.apps", "pods@ns" (namespaced scope).
+  std::string display_name() const;
+};
+
+// Counters an informer keeps for metrics and health.
+struct informer_stats {
+  bool synced = false;
+  std::size_t objects = 0;
+  std::string resource_version;
+  std::uint64_t events_added = 0;
+  std::uint64_t events_modified = 0;
+  std::uint64_t events_deleted = 0;
+  std::uint64_t bookmarks = 0;
+  std::uint64_t lists = 0;   // completed replaces
+  std::uint64_t relists = 0; // replaces after the first
+  std::uint64_t watch_restarts = 0;
+  std::uint64_t retries = 0; // backoffs after a failed list or watch
+  std::size_t subscriptions = 0;
+  std::chrono::steady_clock::time_point last_event{};
+};
+
+// What the reflector reports to its informer besides data: list/watch life events.
+struct reflector_report {
+  enum class what { list_started, list_completed, watch_started, watch_ended, retry_scheduled };
+  what kind = what::list_started;
+  restart_reason reason = restart_reason::initial;
+  std::chrono::milliseconds duration{0}; // list_completed: how long the whole list took
+  std::string detail;
+};
+
+} // namespace kinformer

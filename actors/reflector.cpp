@@ -1,0 +1,284 @@
+#include "actors/reflector.hpp"
+
+#include "protocol/http/api_client.hpp"
+
+#include <caf/all.hpp>
+
+namespace kinformer {
+
+namespace {
+
+using namespace std::chrono;
+
+struct reflector_state {
+  // Not an aggregate: CAF would otherwise try to construct the state from the actor pointer
+  // (C++20 allows parenthesised aggregate initialisation).
+  reflector_state() = default;
+
+  static inline const char* name = "kinformer.reflector";
+
+  std::shared_ptr<api_client> client;
+  informer_config config;
+  informer_actor informer;
+  watcher_state machine = idle{};
+  std::unique_ptr<kinformer::backoff> retry_backoff;
+
+  // The watch that is open now, and what the machine needs to judge how it ended.
+  watch_handle watch;
+  session_id watch_session = 0;
+  steady_clock::time_point watch_started{};
+  std::size_t watch_events = 0;
+
+  // The snapshot being collected (paged list or streaming list), sent whole on completion.
+  object_list pending;
+  // What arrived with the input being stepped: a list page's items, or one watch event.
+  object_list page_items;
+  std::optional<watch_event> current_event;
+  // Whether stepping the current event sent something on to the informer (which then owes the
+  // credit back); an event that was not sent on returns its credit at once.
+  bool forwarded = false;
+
+  steady_clock::time_point list_started{};
+  // Events (and bookmarks) sent to the informer that it has not acknowledged.
+  std::uint64_t in_flight = 0;
+};
+
+using reflector_pointer = reflector_actor::stateful_pointer<reflector_state>;
+
+failure to_failure(const response_info& info, const error* err) {
+  failure f;
+  f.http_code = info.http_status;
+  f.server_status = info.server_status;
+  if (info.retry_after_seconds)
+    f.retry_after = seconds(*info.retry_after_seconds);
+  if (err) {
+    f.message = err->describe();
+    // The client reports refused connections as I/O errors without an HTTP status.
+    f.connection_refused =
+        info.http_status == 0 && err->message.find("refused") != std::string::npos;
+  }
+  return f;
+}
+
+void execute(reflector_pointer self, const watcher_action& action);
+
+void feed(reflector_pointer self, const watcher_input& input) {
+  auto& st = self->state;
+  auto result = step(st.machine, input, st.config.watch, *st.retry_backoff, steady_clock::now());
+  st.machine = std::move(result.next);
+  for (const auto& action : result.actions)
+    execute(self, action);
+  st.page_items.clear();
+  st.current_event.reset();
+}
+
+void report(reflector_pointer self, reflector_report::what what, restart_reason reason,
+            milliseconds duration = milliseconds{0}, std::string detail = {}) {
+  self->send(self->state.informer, atoms::report_atom::value,
+             reflector_report{what, reason, duration, std::move(detail)});
+}
+
+void start_list_request(reflector_pointer self, session_id session, std::string resource_version,
+                        std::string continue_token, std::optional<std::int64_t> limit) {
+  auto& st = self->state;
+  list_request request;
+  request.path = st.config.collection_path();
+  request.label_selector = st.config.labels.to_string();
+  request.field_selector = st.config.fields.to_string();
+  request.resource_version = std::move(resource_version);
+  request.continue_token = std::move(continue_token);
+  request.limit = limit.value_or(0);
+  request.metadata_only = st.config.metadata_only;
+  request.transform = st.config.transform.get();
+  // Keeps the transform alive for as long as the request can run.
+  auto transform = st.config.transform;
+  st.client->list(request, [self = reflector_actor(self), session, transform](
+                               result<list_page> page, const response_info& info) {
+    list_outcome out;
+    out.info = info;
+    if (page)
+      out.page = std::move(page).value();
+    else
+      out.failure = std::move(page).err();
+    caf::anon_send(self, atoms::listed_atom::value, session, std::move(out));
+  });
+}
+
+void start_watch_request(reflector_pointer self, const start_watch& a) {
+  auto& st = self->state;
+  if (st.watch)
+    st.watch.cancel();
+  watch_request request;
+  request.path = st.config.collection_path();
+  request.label_selector = st.config.labels.to_string();
+  request.field_selector = st.config.fields.to_string();
+  request.resource_version = a.resource_version;
+  request.resource_version_match = a.resource_version_match;
+  request.allow_watch_bookmarks = a.allow_bookmarks;
+  request.send_initial_events = a.send_initial_events;
+  request.timeout_seconds = static_cast<int>(a.timeout.count());
+  request.metadata_only = st.config.metadata_only;
+  request.transform = st.config.transform.get();
+  request.idle_timeout = a.stall_timeout;
+  auto window = st.config.event_window;
+  request.initial_credit = st.in_flight >= window ? 1 : window - st.in_flight;
+  watch_callbacks callbacks;
+  auto session = a.session;
+  auto transform = st.config.transform;
+  callbacks.on_event = [self = reflector_actor(self), session, transform](watch_event&& ev) {
+    caf::anon_send(self, atoms::wevent_atom::value, session, std::move(ev));
+  };
+  callbacks.on_closed = [self = reflector_actor(self), session,
+                         transform](const watch_closed_info& closed) {
+    caf::anon_send(self, atoms::wclosed_atom::value, session, closed);
+  };
+  st.watch = st.client->watch(request, std::move(callbacks));
+  st.watch_session = session;
+  st.watch_started = steady_clock::now();
+  st.watch_events = 0;
+  report(self, reflector_report::what::watch_started, a.reason);
+}
+
+void execute(reflector_pointer self, const watcher_action& action) {
+  auto& st = self->state;
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, start_list>) {
+          st.list_started = steady_clock::now();
+          report(self, reflector_report::what::list_started, a.reason);
+          start_list_request(self, a.session, a.resource_version, {}, a.limit);
+        } else if constexpr (std::is_same_v<A, fetch_next_page>) {
+          start_list_request(self, a.session, {}, a.continue_token, a.limit);
+        } else if constexpr (std::is_same_v<A, begin_replace>) {
+          st.pending.clear();
+        } else if constexpr (std::is_same_v<A, add_to_replace>) {
+          if (st.current_event && st.current_event->object)
+            st.pending.push_back(st.current_event->object);
+          else
+            st.pending.insert(st.pending.end(), st.page_items.begin(), st.page_items.end());
+        } else if constexpr (std::is_same_v<A, complete_replace>) {
+          auto took = duration_cast<milliseconds>(steady_clock::now() - st.list_started);
+          self->send(st.informer, atoms::replace_atom::value, std::move(st.pending),
+                     a.resource_version);
+          st.pending = {};
+          report(self, reflector_report::what::list_completed, restart_reason::initial, took);
+        } else if constexpr (std::is_same_v<A, abort_replace>) {
+          st.pending.clear();
+        } else if constexpr (std::is_same_v<A, start_watch>) {
+          start_watch_request(self, a);
+        } else if constexpr (std::is_same_v<A, stop_io>) {
+          if (st.watch && st.watch_session == a.session) {
+            st.watch.cancel();
+            st.watch = {};
+          }
+        } else if constexpr (std::is_same_v<A, apply_event>) {
+          if (st.current_event && st.current_event->object) {
+            ++st.in_flight;
+            st.forwarded = true;
+            self->send(st.informer, atoms::event_atom::value,
+                       informer_event{st.current_event->type, st.current_event->object});
+          }
+        } else if constexpr (std::is_same_v<A, advance_resource_version>) {
+          ++st.in_flight;
+          st.forwarded = true;
+          self->send(st.informer, atoms::bookmark_atom::value, a.resource_version);
+        } else if constexpr (std::is_same_v<A, schedule_retry>) {
+          report(self, reflector_report::what::retry_scheduled, a.reason, a.delay);
+          self->delayed_send(self, a.delay, atoms::timer_atom::value, a.session);
+        } else if constexpr (std::is_same_v<A, mark_synced>) {
+          // The informer knows it has synced when the first replace arrives.
+        }
+      },
+      action);
+}
+
+watch_end to_watch_end(watch_close_reason reason) {
+  switch (reason) {
+  case watch_close_reason::end_of_stream: return watch_end::clean;
+  case watch_close_reason::http_error: return watch_end::http_error;
+  case watch_close_reason::idle_timeout: return watch_end::stalled;
+  default: return watch_end::io_error;
+  }
+}
+
+} // namespace
+
+reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_client> client,
+                                const informer_config& config, informer_actor informer) {
+  auto behavior = [](reflector_pointer self, std::shared_ptr<api_client> client,
+                     informer_config config,
+                     informer_actor informer) -> reflector_actor::behavior_type {
+    auto& st = self->state;
+    st.client = std::move(client);
+    st.config = std::move(config);
+    st.informer = std::move(informer);
+    st.retry_backoff = std::make_unique<kinformer::backoff>(st.config.retry);
+    self->attach_functor([self] {
+      // Stop the stream on the I/O thread; late callbacks find the actor gone and drop.
+      if (self->state.watch)
+        self->state.watch.cancel();
+    });
+    return {
+        [self](atoms::start_atom) { feed(self, start_requested{}); },
+        [self](atoms::listed_atom, session_id session, list_outcome& out) {
+          if (out.page) {
+            auto& page = *out.page;
+            list_page_received in{session, page.resource_version, page.continue_token,
+                                  page.items.size()};
+            self->state.page_items = std::move(page.items);
+            feed(self, in);
+          } else {
+            const error* err = out.failure ? &*out.failure : nullptr;
+            feed(self, list_failed{session, to_failure(out.info, err)});
+          }
+        },
+        [self](atoms::wevent_atom, session_id session, watch_event& ev) {
+          auto& st = self->state;
+          if (session != st.watch_session)
+            return;
+          ++st.watch_events;
+          watch_event_received in;
+          in.session = session;
+          in.type = ev.type;
+          if (ev.object)
+            in.resource_version = std::string(ev.object->meta().resource_version);
+          in.initial_events_end = ev.is_initial_events_end();
+          in.error = ev.error;
+          st.current_event = std::move(ev);
+          st.forwarded = false;
+          feed(self, in);
+          if (!st.forwarded && st.watch)
+            st.watch.add_credit(1);
+        },
+        [self](atoms::wclosed_atom, session_id session, watch_closed_info& closed) {
+          auto& st = self->state;
+          if (closed.reason == watch_close_reason::cancelled || session != st.watch_session)
+            return;
+          st.watch = {};
+          watch_closed in;
+          in.session = session;
+          in.how = to_watch_end(closed.reason);
+          in.cause = to_failure(closed.response, nullptr);
+          in.cause.message = closed.message;
+          in.cause.connection_refused = closed.response.http_status == 0 &&
+                                        closed.message.find("refused") != std::string::npos;
+          in.lived = duration_cast<milliseconds>(steady_clock::now() - st.watch_started);
+          in.events = st.watch_events;
+          report(self, reflector_report::what::watch_ended, restart_reason::watch_ended,
+                 in.lived, std::string(to_string(closed.reason)) + ": " + closed.message);
+          feed(self, in);
+        },
+        [self](atoms::timer_atom, session_id session) { feed(self, timer_fired{session}); },
+        [self](atoms::credit_atom, std::uint64_t n) {
+          auto& st = self->state;
+          st.in_flight = n > st.in_flight ? 0 : st.in_flight - n;
+          if (st.watch)
+            st.watch.add_credit(n);
+        },
+    };
+  };
+  return parent->spawn<caf::linked>(behavior, std::move(client), config, std::move(informer));
+}
+
+} // namespace kinformer

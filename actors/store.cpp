@@ -1,0 +1,282 @@
+#include "actors/store.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+
+namespace kinformer {
+
+namespace {
+
+bool matches_requirement(const object& obj, const field_requirement& req) {
+  // A missing field compares as "", as the API server does.
+  bool equal = field_value(obj, req.field).value_or(std::string()) == req.value;
+  return req.op == field_op::equals ? equal : !equal;
+}
+
+// Spelled out here so the store does not need the decoders linked.
+const char* event_name(event_type type) {
+  switch (type) {
+  case event_type::added:
+    return "ADDED";
+  case event_type::modified:
+    return "MODIFIED";
+  case event_type::deleted:
+    return "DELETED";
+  case event_type::bookmark:
+    return "BOOKMARK";
+  case event_type::error:
+    return "ERROR";
+  }
+  return "unknown";
+}
+
+} // namespace
+
+// ---- store_snapshot ----
+
+object_ptr store_snapshot::get(std::string_view key) const {
+  if (shards_.empty()) // a default-constructed snapshot is empty
+    return nullptr;
+  const auto& shard = frozen_shard_for(shards_, key);
+  auto it = shard.find(key);
+  return it == shard.end() ? nullptr : it->object;
+}
+
+std::vector<object_ptr> store_snapshot::list() const {
+  std::vector<object_ptr> out;
+  out.reserve(size_);
+  for (const auto& shard : shards_)
+    for (const auto& entry : *shard)
+      out.push_back(entry.object);
+  return out;
+}
+
+std::vector<object_ptr> store_snapshot::list(std::string_view ns, const label_selector& labels,
+                                             const field_selector& fields) const {
+  // Pick the narrowest candidate set an index gives: a field index for an `=` term, else the
+  // namespace index, else everything.
+  const field_requirement* indexed_term = nullptr;
+  const index_key_set* candidates = nullptr;
+  bool narrowed = false;
+  for (const auto& req : fields.requirements()) {
+    if (req.op != field_op::equals)
+      continue;
+    auto keys = indexes_.bucket(field_index_name(req.field), namespaced_index_key(ns, req.value));
+    if (keys) {
+      indexed_term = &req;
+      candidates = *keys;
+      narrowed = true;
+      break;
+    }
+  }
+  if (!narrowed && !ns.empty()) {
+    auto keys = indexes_.bucket(namespace_index_name, ns);
+    candidates = keys ? *keys : nullptr;
+    narrowed = keys.ok();
+  }
+
+  auto accept = [&](const object& obj) {
+    if (!ns.empty() && obj.meta().namespace_ != ns)
+      return false;
+    if (!labels.empty() && !labels.matches(obj))
+      return false;
+    for (const auto& req : fields.requirements())
+      if (&req != indexed_term && !matches_requirement(obj, req))
+        return false;
+    return true;
+  };
+
+  std::vector<object_ptr> out;
+  if (narrowed) {
+    if (!candidates)
+      return out;
+    for (const auto& key : *candidates)
+      if (auto obj = get(key); obj && accept(*obj))
+        out.push_back(std::move(obj));
+    return out;
+  }
+  for (const auto& shard : shards_)
+    for (const auto& entry : *shard)
+      if (accept(*entry.object))
+        out.push_back(entry.object);
+  return out;
+}
+
+result<std::vector<object_ptr>> store_snapshot::by_index(std::string_view name,
+                                                         std::string_view value) const {
+  auto keys = indexes_.bucket(name, value);
+  if (!keys)
+    return std::move(keys).err();
+  std::vector<object_ptr> out;
+  if (*keys) {
+    out.reserve((*keys)->size());
+    for (const auto& key : **keys)
+      if (auto obj = get(key))
+        out.push_back(std::move(obj));
+  }
+  return out;
+}
+
+std::size_t store_snapshot::heap_bytes() const {
+  constexpr std::size_t node = 2 * sizeof(void*) + sizeof(object_map::map_type::value_type);
+  std::size_t n = shards_.size() * sizeof(object_map::map_type);
+  for (const auto& shard : shards_) {
+    n += shard->bucket_count() * sizeof(void*);
+    for (const auto& entry : *shard)
+      n += node + entry.object->heap_bytes();
+  }
+  return n + indexes_.heap_bytes();
+}
+
+std::vector<delta> initial_deltas(const store_snapshot& snap) {
+  std::vector<delta> out;
+  out.reserve(snap.size());
+  for (auto& obj : snap.list())
+    out.push_back(delta{delta_type::added, std::move(obj), nullptr, true, false});
+  return out;
+}
+
+// ---- store ----
+
+store::store(store_options options)
+    : objects_(options.shard_count), indexes_(options.index_shard_count) {}
+
+object_ptr store::put(const object_ptr& obj) {
+  auto& shard = objects_.mutable_shard_for(obj->key());
+  auto it = shard.find(obj->key());
+  if (it == shard.end()) {
+    shard.insert(store_entry{obj});
+    ++size_;
+    indexes_.on_add(*obj);
+    return nullptr;
+  }
+  // Same key, so the same hash and position: the version is swapped in place.
+  object_ptr old = std::exchange(it->object, obj);
+  indexes_.on_update(*old, *obj);
+  return old;
+}
+
+object_ptr store::remove(std::string_view key) {
+  auto& shard = objects_.mutable_shard_for(key);
+  auto it = shard.find(key);
+  if (it == shard.end())
+    return nullptr;
+  object_ptr old = it->object;
+  shard.erase(it);
+  --size_;
+  indexes_.on_delete(*old);
+  return old;
+}
+
+void store::note_resource_version(const object& obj) {
+  if (!obj.meta().resource_version.empty())
+    resource_version_.assign(obj.meta().resource_version);
+}
+
+result<delta> store::apply(event_type type, const object_ptr& obj) {
+  if (!obj)
+    return make_error(errc::invalid_argument,
+                      std::string("store: ") + event_name(type) + " event without an object");
+  switch (type) {
+  case event_type::added:
+  case event_type::modified: {
+    note_resource_version(*obj);
+    object_ptr old = put(obj);
+    if (old)
+      return delta{delta_type::updated, obj, std::move(old), false, false};
+    return delta{delta_type::added, obj, nullptr, false, false};
+  }
+  case event_type::deleted: {
+    note_resource_version(*obj);
+    return delta{delta_type::deleted, obj, remove(obj->key()), false, false};
+  }
+  case event_type::bookmark:
+  case event_type::error:
+    break;
+  }
+  return make_error(errc::invalid_argument,
+                    std::string("store: cannot apply a ") + event_name(type) + " event");
+}
+
+std::vector<delta> store::replace(const std::vector<object_ptr>& items,
+                                  std::string resource_version) {
+  const bool initial = !synced_;
+  std::vector<delta> deltas;
+  deltas.reserve(items.size());
+  // Views of the items' keys: the items outlive this call.
+  std::unordered_set<std::string_view> listed;
+  listed.reserve(items.size());
+
+  for (const auto& obj : items) {
+    if (!obj)
+      continue;
+    listed.insert(obj->key());
+    object_ptr stored = get(obj->key());
+    if (stored && stored->meta().resource_version == obj->meta().resource_version) {
+      deltas.push_back(delta{delta_type::sync, stored, stored, initial, false});
+      continue;
+    }
+    object_ptr old = put(obj);
+    if (old)
+      deltas.push_back(delta{delta_type::updated, obj, std::move(old), initial, false});
+    else
+      deltas.push_back(delta{delta_type::added, obj, nullptr, initial, false});
+  }
+
+  std::vector<std::string_view> missing;
+  for (std::size_t i = 0; i < objects_.shard_count(); ++i)
+    for (const auto& entry : objects_.shard(i))
+      if (!listed.contains(entry.object->key()))
+        missing.push_back(entry.object->key());
+  std::sort(missing.begin(), missing.end());
+  // Copy the keys out before removing: each view dies with its entry.
+  for (std::string key : std::vector<std::string>(missing.begin(), missing.end())) {
+    object_ptr last = remove(key);
+    deltas.push_back(delta{delta_type::deleted, last, last, initial, true});
+  }
+
+  resource_version_ = std::move(resource_version);
+  synced_ = true;
+  return deltas;
+}
+
+void store::set_resource_version(std::string resource_version) {
+  resource_version_ = std::move(resource_version);
+}
+
+status_result store::add_index(std::string name, index_func fn) {
+  return indexes_.add_index(std::move(name), std::move(fn), list());
+}
+
+status_result store::add_field_index(std::string field, index_func extract) {
+  if (!extract)
+    extract = field_path_extractor(field);
+  return add_index(field_index_name(field), make_field_index_func(std::move(extract)));
+}
+
+object_ptr store::get(std::string_view key) const {
+  const auto& shard = objects_.shard_for(key);
+  auto it = shard.find(key);
+  return it == shard.end() ? nullptr : it->object;
+}
+
+std::vector<object_ptr> store::list() const {
+  std::vector<object_ptr> out;
+  out.reserve(size_);
+  for (std::size_t i = 0; i < objects_.shard_count(); ++i)
+    for (const auto& entry : objects_.shard(i))
+      out.push_back(entry.object);
+  return out;
+}
+
+store_snapshot store::snapshot() const {
+  store_snapshot snap;
+  snap.shards_ = objects_.freeze();
+  snap.indexes_ = indexes_.snapshot();
+  snap.size_ = size_;
+  snap.resource_version_ = resource_version_;
+  return snap;
+}
+
+} // namespace kinformer

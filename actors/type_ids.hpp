@@ -1,0 +1,55 @@
+#pragma once
+// The one place where kinformer's message types and atoms are made known to CAF.
+// Included only by actor translation units (CAF headers are heavy).
+
+#include "actors/messages.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+// Local-only types: they hold shared pointers to immutable objects and never cross the wire.
+// Remote subscribers get an inspectable wire form instead (see the remote gateway).
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::object_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::object_list)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::delta_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_event)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::subscription_options)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::list_options)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::reflector_report)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::store_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::index_func)
+
+namespace kinformer::atoms {
+
+// Atom texts are at most 10 characters.
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+using unsubscribe_atom = caf::atom_constant<caf::atom("unsubscr")>;
+using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
+using ack_atom = caf::atom_constant<caf::atom("ack")>;
+using synced_atom = caf::atom_constant<caf::atom("synced")>;
+using wait_sync_atom = caf::atom_constant<caf::atom("waitsync")>;
+using get_atom = caf::atom_constant<caf::atom("get")>;
+using list_atom = caf::atom_constant<caf::atom("list")>;
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using add_index_atom = caf::atom_constant<caf::atom("addindex")>;
+using resync_atom = caf::atom_constant<caf::atom("resync")>;
+
+// Reflector -> informer.
+using replace_atom = caf::atom_constant<caf::atom("replace")>;
+using event_atom = caf::atom_constant<caf::atom("event")>;
+using bookmark_atom = caf::atom_constant<caf::atom("bookmark")>;
+using report_atom = caf::atom_constant<caf::atom("report")>;
+// Informer -> reflector: events processed, more may come.
+using credit_atom = caf::atom_constant<caf::atom("credit")>;
+
+// I/O thread -> reflector.
+using listed_atom = caf::atom_constant<caf::atom("listed")>;
+using wopened_atom = caf::atom_constant<caf::atom("wopened")>;
+using wevent_atom = caf::atom_constant<caf::atom("wevent")>;
+using wclosed_atom = caf::atom_constant<caf::atom("wclosed")>;
+using timer_atom = caf::atom_constant<caf::atom("timer")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+
+} // namespace kinformer::atoms

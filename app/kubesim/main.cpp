@@ -1,0 +1,404 @@
+// kubesim: the Kubernetes API-server simulator as a program. Preloads realistic pods, churns them,
+// and serves the API plus the /sim/ control interface until SIGINT or SIGTERM.
+
+#include "app/kubesim/churn.hpp"
+#include "app/kubesim/object_generator.hpp"
+#include "app/kubesim/simulator.hpp"
+#include "app/kubesim/storage.hpp"
+
+#include <boost/json.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <pthread.h>
+#include <string>
+#include <string_view>
+
+namespace json = boost::json;
+using namespace kinformer;
+using namespace kinformer::sim;
+
+namespace {
+
+constexpr std::string_view usage = R"(Usage: kubesim [options]
+
+A Kubernetes API-server simulator: discovery, get/list/watch/create/update/patch/delete of
+pods, configmaps, secrets, services, namespaces, nodes, deployments and the example custom
+resources widgets.example.com (Widget) and clusterwidgets.example.com (ClusterWidget), with
+realistic pods and optional churn. Listens only on the given address. The first line of
+output is "listening on <url>" (flushed); SIGINT or SIGTERM stops it cleanly.
+
+Options:
+  --listen HOST:PORT          address to listen on; port 0 picks a free one (127.0.0.1:0)
+  --pods N                    preload N realistic pods before listening (0)
+  --namespaces M              spread preloaded pods over M namespaces: default, ns-1, ... (1)
+  --pod-bytes B               target size of a pod's JSON in bytes, ~2800 to 8000 (3500)
+  --seed S                    seed of the generator and churn; same seed, same objects (1)
+  --churn RATE                pod writes per second after start (creates, label, status and
+                              spec updates, deletes; population kept stable); 0 = none (0)
+  --tls                       serve HTTPS with a self-signed CA generated at start
+  --ca-out FILE               with --tls, write the CA certificate (PEM) to FILE
+  --token T                   require "Authorization: Bearer T" on every request
+  --bookmark-interval-ms MS   BOOKMARK period on watches that allow bookmarks (60000)
+  --history N                 watch events kept for resumption and continue tokens (100000)
+  --help                      print this text
+
+Control interface (HTTP, under /sim/; POST changes something, GET reads):
+  POST /sim/churn?rate=R      start churn at R writes/s, or change its rate; rate=max writes
+                              as fast as possible; rate=0 stops it. Optional &count=N stops
+                              after N writes. Answers the churn's state.
+  GET  /sim/churn             churn state: {"running", "rate", "population", "creates",
+                              "deletes", "labelUpdates", "statusUpdates", "specUpdates",
+                              "failures"}
+  POST /sim/load?pods=N&namespaces=M
+                              create N more pods over namespaces default, ns-1 .. ns-(M-1)
+                              (creating missing Namespaces); answers when done, with
+                              {"pods", "namespacesCreated"}. Runs on the I/O thread: other
+                              requests wait while it loads.
+  POST /sim/faults/drop-watches
+                              close every open watch abruptly (no terminating chunk)
+  POST /sim/faults/stall-watches, /sim/faults/resume-watches
+                              stop writing to open watches (sockets stay open); resume
+  POST /sim/faults/fail-watches?count=N
+                              the next N watches get an ERROR event with 410 Expired
+  POST /sim/faults/fail-lists?count=N&code=C[&retryAfter=S]
+                              the next N lists fail with HTTP C (500, 429 with Retry-After, ...)
+  POST /sim/faults/compact    drop the watch history: older resourceVersions answer 410
+  POST /sim/faults/restore    as after an etcd restore: resourceVersion jumps ahead, history
+                              reset, every resourceVersion a client holds is too old
+  POST /sim/faults/latency?ms=N
+                              delay every request by N ms (0 turns it off)
+  GET  /sim/truth?resource=R[&group=G]
+                              every object's key and resourceVersion, sorted by key
+  POST /sim/crds              register a custom resource: a CustomResourceDefinition, or
+                              {"group","version","resource","kind","scope":"Namespaced|Cluster"}
+)";
+
+struct command_line {
+  simulator_options server;
+  std::size_t pods = 0;
+  std::size_t namespaces = 1;
+  std::size_t pod_bytes = 3500;
+  std::uint64_t seed = 1;
+  double churn_rate = 0;
+  std::string ca_out;
+  bool help = false;
+};
+
+std::optional<std::uint64_t> parse_number(std::string_view text) {
+  if (text.empty() || text.size() > 18)
+    return std::nullopt;
+  std::uint64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return n;
+}
+
+result<command_line> parse_command_line(int argc, char** argv) {
+  command_line cl;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
+      value = std::string(arg.substr(eq + 1));
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto take_value = [&]() -> result<std::string> {
+      if (has_value)
+        return value;
+      if (i + 1 >= argc)
+        return make_error(errc::invalid_argument, std::string(arg) + " needs a value");
+      return std::string(argv[++i]);
+    };
+    auto take_number = [&]() -> result<std::uint64_t> {
+      auto text = take_value();
+      if (!text)
+        return std::move(text).err();
+      auto n = parse_number(*text);
+      if (!n)
+        return make_error(errc::invalid_argument, std::string(arg) +
+                                                      " needs a non-negative integer, not \"" +
+                                                      *text + "\"");
+      return *n;
+    };
+    auto flag_only = [&]() -> status_result {
+      if (has_value)
+        return make_error(errc::invalid_argument, std::string(arg) + " takes no value");
+      return ok_v;
+    };
+
+    status_result step = ok_v;
+    auto number_into = [&](auto& target) {
+      auto n = take_number();
+      if (n)
+        target = static_cast<std::remove_reference_t<decltype(target)>>(*n);
+      else
+        step = std::move(n).err();
+    };
+    if (arg == "--help" || arg == "-h") {
+      cl.help = true;
+    } else if (arg == "--listen") {
+      auto v = take_value();
+      if (v)
+        cl.server.listen = *v;
+      else
+        step = std::move(v).err();
+    } else if (arg == "--token") {
+      auto v = take_value();
+      if (v)
+        cl.server.token = *v;
+      else
+        step = std::move(v).err();
+    } else if (arg == "--ca-out") {
+      auto v = take_value();
+      if (v)
+        cl.ca_out = *v;
+      else
+        step = std::move(v).err();
+    } else if (arg == "--tls") {
+      step = flag_only();
+      cl.server.tls = true;
+    } else if (arg == "--pods") {
+      number_into(cl.pods);
+    } else if (arg == "--namespaces") {
+      number_into(cl.namespaces);
+    } else if (arg == "--pod-bytes") {
+      number_into(cl.pod_bytes);
+    } else if (arg == "--seed") {
+      number_into(cl.seed);
+    } else if (arg == "--churn") {
+      number_into(cl.churn_rate);
+    } else if (arg == "--history") {
+      number_into(cl.server.history_limit);
+    } else if (arg == "--bookmark-interval-ms") {
+      std::uint64_t ms = 0;
+      number_into(ms);
+      cl.server.bookmark_interval = std::chrono::milliseconds(ms);
+    } else {
+      step = make_error(errc::invalid_argument, "unknown option " + std::string(arg));
+    }
+    if (!step)
+      return std::move(step).err();
+  }
+  if (cl.pods > 0 && cl.namespaces == 0)
+    return make_error(errc::invalid_argument, "--namespaces must be at least 1");
+  if (cl.server.history_limit == 0)
+    return make_error(errc::invalid_argument, "--history must be at least 1");
+  if (cl.server.bookmark_interval.count() == 0)
+    return make_error(errc::invalid_argument, "--bookmark-interval-ms must be at least 1");
+  if (!cl.ca_out.empty() && !cl.server.tls)
+    return make_error(errc::invalid_argument, "--ca-out needs --tls");
+  return cl;
+}
+
+control_response json_response(int code, const json::value& body) {
+  return control_response{code, "application/json", json::serialize(body) + "\n"};
+}
+
+control_response failure(int code, std::string_view reason, std::string message) {
+  return json_response(code, json::object{{"kind", "Status"},
+                                          {"apiVersion", "v1"},
+                                          {"metadata", json::object{}},
+                                          {"status", "Failure"},
+                                          {"message", message},
+                                          {"reason", reason},
+                                          {"code", code}});
+}
+
+// The tools behind /sim/churn and /sim/load: one generator for loads, at most one churn.
+class tools {
+public:
+  tools(storage& store, const command_line& cl)
+      : store_(store), cl_(cl), generator_(generator_for(cl, cl.seed)),
+        namespaces_(std::max<std::size_t>(cl.namespaces, 1)) {}
+  ~tools() { stop_churn(); }
+
+  result<load_summary> load(std::size_t pods, std::size_t namespaces) {
+    std::lock_guard lock(mutex_);
+    namespaces_ = std::max(namespaces_, namespaces);
+    return load_pods(store_, generator_, pods, namespaces);
+  }
+
+  // rate > 0: writes per second; 0: as fast as possible. `count` 0 = unlimited.
+  void start_churn(double rate, std::uint64_t count) {
+    std::lock_guard lock(mutex_);
+    if (churn_)
+      churn_->stop();
+    churn_options options;
+    options.rate = rate;
+    options.count = count;
+    options.namespaces = namespaces_;
+    // A fresh seed for every churn started, derived from --seed: reproducible runs.
+    options.generator = generator_for(cl_, cl_.seed + 1000 + churns_started_++);
+    churn_ = std::make_unique<churn>(store_, options);
+    churn_->start();
+  }
+
+  void stop_churn() {
+    std::lock_guard lock(mutex_);
+    if (churn_)
+      churn_->stop();
+  }
+
+  json::object churn_state() {
+    std::lock_guard lock(mutex_);
+    json::object out{{"running", churn_ && churn_->running()}};
+    if (!churn_)
+      return out;
+    auto s = churn_->stats();
+    double rate = churn_->options().rate;
+    if (rate > 0)
+      out["rate"] = static_cast<std::uint64_t>(rate);
+    else
+      out["rate"] = "max";
+    out["population"] = churn_->population();
+    out["creates"] = s.creates;
+    out["deletes"] = s.deletes;
+    out["labelUpdates"] = s.label_updates;
+    out["statusUpdates"] = s.status_updates;
+    out["specUpdates"] = s.spec_updates;
+    out["failures"] = s.failures;
+    return out;
+  }
+
+  control_response handle_churn(const control_request& req) {
+    if (req.method == "GET")
+      return json_response(200, churn_state());
+    if (req.method != "POST")
+      return failure(405, "MethodNotAllowed", "use GET or POST");
+    auto rate = req.query.find("rate");
+    if (rate == req.query.end())
+      return failure(400, "BadRequest", "rate is required: writes per second, max, or 0");
+    std::uint64_t count = 0;
+    if (auto c = req.query.find("count"); c != req.query.end()) {
+      auto n = parse_number(c->second);
+      if (!n)
+        return failure(400, "BadRequest", "count must be a non-negative integer");
+      count = *n;
+    }
+    if (rate->second == "max") {
+      start_churn(0, count);
+    } else {
+      auto n = parse_number(rate->second);
+      if (!n)
+        return failure(400, "BadRequest", "rate must be a non-negative integer or max");
+      if (*n == 0)
+        stop_churn();
+      else
+        start_churn(static_cast<double>(*n), count);
+    }
+    return json_response(200, churn_state());
+  }
+
+  control_response handle_load(const control_request& req) {
+    if (req.method != "POST")
+      return failure(405, "MethodNotAllowed", "use POST");
+    auto number = [&](const char* name, std::uint64_t fallback) -> std::optional<std::uint64_t> {
+      auto it = req.query.find(name);
+      return it == req.query.end() ? std::optional(fallback) : parse_number(it->second);
+    };
+    auto pods = number("pods", 0);
+    auto namespaces = number("namespaces", 1);
+    if (!pods || !namespaces || *namespaces == 0)
+      return failure(400, "BadRequest",
+                     "pods must be a non-negative integer and namespaces a positive one");
+    auto loaded = load(*pods, *namespaces);
+    if (!loaded)
+      return failure(500, "InternalError", loaded.err().message);
+    return json_response(
+        200, json::object{{"pods", loaded->pods}, {"namespacesCreated", loaded->namespaces}});
+  }
+
+private:
+  static generator_options generator_for(const command_line& cl, std::uint64_t seed) {
+    generator_options o;
+    o.seed = seed;
+    o.pod_bytes = cl.pod_bytes;
+    o.clock_base = std::chrono::system_clock::now();
+    return o;
+  }
+
+  storage& store_;
+  const command_line& cl_;
+  std::mutex mutex_;
+  object_generator generator_;
+  std::size_t namespaces_;
+  std::unique_ptr<churn> churn_;
+  std::uint64_t churns_started_ = 0;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = parse_command_line(argc, argv);
+  if (!parsed) {
+    std::cerr << "kubesim: " << parsed.err().message << " (see --help)\n";
+    return 2;
+  }
+  const command_line& cl = *parsed;
+  if (cl.help) {
+    std::cout << usage;
+    return 0;
+  }
+
+  // Block the stop signals in every thread (the server's and churn's inherit this mask), so
+  // main can wait for them with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  simulator sim(cl.server);
+  register_example_resources(sim.store());
+  tools tooling(sim.store(), cl);
+  // Load before listening: once the address is printed, the data is there.
+  auto loaded = tooling.load(cl.pods, cl.namespaces);
+  if (!loaded) {
+    std::cerr << "kubesim: preloading pods failed: " << loaded.err().message << "\n";
+    return 1;
+  }
+  sim.add_control_route("/sim/churn",
+                        [&](const control_request& req) { return tooling.handle_churn(req); });
+  sim.add_control_route("/sim/load",
+                        [&](const control_request& req) { return tooling.handle_load(req); });
+
+  if (auto started = sim.start(); !started) {
+    std::cerr << "kubesim: " << started.err().describe() << "\n";
+    return 1;
+  }
+  std::cout << "listening on " << sim.url() << std::endl;
+  if (!cl.ca_out.empty()) {
+    std::ofstream out(cl.ca_out, std::ios::trunc);
+    out << sim.ca_pem();
+    if (!out) {
+      std::cerr << "kubesim: cannot write " << cl.ca_out << "\n";
+      sim.stop();
+      return 1;
+    }
+    std::cout << "ca certificate in " << cl.ca_out << std::endl;
+  }
+  std::cout << "loaded " << loaded->pods << " pods in " << cl.namespaces << " namespaces"
+            << std::endl;
+  if (cl.churn_rate > 0) {
+    tooling.start_churn(cl.churn_rate, 0);
+    std::cout << "churning " << cl.churn_rate << " writes/s" << std::endl;
+  }
+
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  std::cout << "stopping on " << (received == SIGINT ? "SIGINT" : "SIGTERM") << std::endl;
+  tooling.stop_churn();
+  sim.stop();
+  return 0;
+}

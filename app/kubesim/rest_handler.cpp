@@ -1,0 +1,486 @@
+// The REST half of the simulator: request routing, list/get/write handling, discovery, Status
+// bodies and control routes. See rest_handler.hpp.
+
+#include "app/kubesim/rest_handler.hpp"
+
+#include "app/kubesim/api_status.hpp"
+#include "app/kubesim/discovery_docs.hpp"
+#include "app/kubesim/openapi_docs.hpp"
+#include "app/kubesim/request_path.hpp"
+
+#include <boost/json.hpp>
+
+#include <optional>
+
+namespace kinformer::sim {
+
+namespace json = boost::json;
+
+simple_reply status_reply(const status& s) {
+  simple_reply r;
+  r.code = s.code > 0 ? static_cast<unsigned>(s.code) : 500;
+  r.body = status_json(s);
+  if (s.retry_after_seconds)
+    r.headers.push_back({"Retry-After", std::to_string(*s.retry_after_seconds)});
+  return r;
+}
+
+namespace {
+
+simple_reply json_reply(std::string body, unsigned code = 200) {
+  simple_reply r;
+  r.code = code;
+  r.body = std::move(body);
+  return r;
+}
+
+status method_not_allowed() {
+  return make_failure(405, "MethodNotAllowed",
+                      "the server does not allow this method on the requested resource");
+}
+
+// A ListOptions validation failure, worded as the server's 422 for ListOptions.
+status invalid_list_options(std::string_view field, std::string_view detail) {
+  return make_failure(422, "Invalid",
+                      "ListOptions.meta.k8s.io \"\" is invalid: " + std::string(field) +
+                          ": Forbidden: " + std::string(detail));
+}
+
+bool wants_metadata_only(std::string_view accept) {
+  return accept.find("as=PartialObjectMetadata") != std::string_view::npos;
+}
+
+std::string quoted_json(std::string_view text) {
+  return json::serialize(json::value(text));
+}
+
+// The selectors, resourceVersion and match shared by list and watch.
+struct list_options {
+  label_selector labels;
+  field_selector fields;
+  std::string resource_version;
+  resource_version_match match = resource_version_match::unset;
+};
+
+api_result<list_options> parse_list_options(const request_target& target) {
+  list_options out;
+  if (auto text = target.param("labelSelector")) {
+    auto parsed = label_selector::parse(*text);
+    if (!parsed)
+      return bad_request("unable to parse requirement: " + parsed.err().message);
+    out.labels = std::move(*parsed);
+  }
+  if (auto text = target.param("fieldSelector")) {
+    auto parsed = field_selector::parse(*text);
+    if (!parsed)
+      return bad_request("invalid field selector: " + parsed.err().message);
+    out.fields = std::move(*parsed);
+  }
+  out.resource_version = std::string(target.param("resourceVersion").value_or(""));
+  auto match = target.param("resourceVersionMatch").value_or("");
+  if (match == "NotOlderThan")
+    out.match = resource_version_match::not_older_than;
+  else if (match == "Exact")
+    out.match = resource_version_match::exact;
+  else if (!match.empty())
+    return make_failure(422, "Invalid",
+                        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
+                        "Unsupported value: \"" +
+                            std::string(match) +
+                            "\": supported values: \"Exact\", \"NotOlderThan\", \"\"");
+  return out;
+}
+
+reply list_objects(storage& store, const resource_info& info, const resource_path& path,
+                   const request_target& target, const api_request& req) {
+  auto options = parse_list_options(target);
+  if (!options)
+    return status_reply(options.failure());
+  if (target.param("sendInitialEvents"))
+    return status_reply(
+        invalid_list_options("sendInitialEvents", "sendInitialEvents is forbidden for list"));
+  if (options->match != resource_version_match::unset && options->resource_version.empty())
+    return status_reply(invalid_list_options(
+        "resourceVersionMatch",
+        "resourceVersionMatch is forbidden unless resourceVersion is provided"));
+  auto limit = target.integer("limit");
+  if (!limit)
+    return status_reply(bad_request(limit.err().message));
+
+  list_request request;
+  request.gvr = info.gvr;
+  request.namespace_ = path.namespace_;
+  request.labels = std::move(options->labels);
+  request.fields = std::move(options->fields);
+  request.limit = limit->value_or(0);
+  request.continue_token = std::string(target.param("continue").value_or(""));
+  request.resource_version = std::move(options->resource_version);
+  request.match = options->match;
+  request.metadata_only = wants_metadata_only(req.accept);
+  auto listed = store.list(request);
+  if (!listed)
+    return status_reply(listed.failure());
+
+  list_reply out;
+  std::string kind = request.metadata_only ? "PartialObjectMetadataList" : info.list_kind();
+  std::string api_version = request.metadata_only ? "meta.k8s.io/v1" : info.gvr.gv().api_version();
+  out.head = "{\"kind\":\"" + kind + "\",\"apiVersion\":\"" + api_version +
+             "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(listed->resource_version) +
+             "\"";
+  if (!listed->continue_token.empty())
+    out.head += ",\"continue\":" + quoted_json(listed->continue_token);
+  if (listed->remaining_item_count)
+    out.head += ",\"remainingItemCount\":" + std::to_string(*listed->remaining_item_count);
+  out.head += "},\"items\":[";
+  out.items.reserve(listed->items.size());
+  for (auto& item : listed->items)
+    out.items.push_back(std::move(item.json));
+  out.tail = "]}\n";
+  return out;
+}
+
+reply watch_objects(const resource_info& info, const resource_path& path,
+                    const request_target& target, const api_request& req,
+                    const simulator_options& sim_options) {
+  auto options = parse_list_options(target);
+  if (!options)
+    return status_reply(options.failure());
+  auto bookmarks = target.flag("allowWatchBookmarks");
+  if (!bookmarks)
+    return status_reply(bad_request(bookmarks.err().message));
+  auto timeout = target.integer("timeoutSeconds");
+  if (!timeout)
+    return status_reply(bad_request(timeout.err().message));
+
+  watch_request request;
+  if (target.param("sendInitialEvents")) {
+    auto initial = target.flag("sendInitialEvents");
+    if (!initial)
+      return status_reply(bad_request(initial.err().message));
+    if (options->match != resource_version_match::not_older_than)
+      return status_reply(invalid_list_options(
+          "resourceVersionMatch",
+          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+    if (*initial && !*bookmarks)
+      return status_reply(invalid_list_options(
+          "allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"));
+    request.send_initial_events = *initial;
+  } else if (options->match != resource_version_match::unset) {
+    return status_reply(invalid_list_options("resourceVersionMatch",
+                                             "resourceVersionMatch is forbidden for watch"));
+  }
+  request.gvr = info.gvr;
+  request.namespace_ = path.namespace_;
+  request.labels = std::move(options->labels);
+  request.fields = std::move(options->fields);
+  request.resource_version = std::move(options->resource_version);
+  request.match = options->match;
+  request.allow_bookmarks = *bookmarks;
+  request.metadata_only = wants_metadata_only(req.accept);
+  auto seconds = timeout->has_value() && **timeout > 0 ? std::chrono::seconds(**timeout)
+                                                       : sim_options.default_watch_timeout;
+  return watch_reply{std::move(request), seconds};
+}
+
+simple_reply object_reply(const stored_object& stored, const api_request& req,
+                          unsigned code = 200) {
+  if (wants_metadata_only(req.accept))
+    return json_reply(stored.object->to_partial_metadata()->to_json(), code);
+  return json_reply(*stored.json, code);
+}
+
+reply api_reply(const api_result<stored_object>& result, const api_request& req,
+                unsigned code = 200) {
+  if (!result)
+    return status_reply(result.failure());
+  return object_reply(result.value(), req, code);
+}
+
+bool is_json_media_type(std::string_view content_type) {
+  return content_type.empty() || content_type.find("json") != std::string_view::npos;
+}
+
+// The dryRun query parameter of a write: absent, or "All" (the only value the server knows).
+api_result<write_options> parse_write_options(const request_target& target,
+                                              std::string_view options_kind) {
+  write_options out;
+  auto dry_run = target.param("dryRun");
+  if (!dry_run)
+    return out;
+  if (*dry_run != "All")
+    return make_failure(422, "Invalid",
+                        std::string(options_kind) +
+                            ".meta.k8s.io \"\" is invalid: dryRun[0]: " + "Unsupported value: \"" +
+                            std::string(*dry_run) + "\": supported values: \"All\"");
+  out.dry_run = true;
+  return out;
+}
+
+// What a DELETE's DeleteOptions body asks: preconditions.resourceVersion and dryRun.
+struct delete_options {
+  std::string expected_resource_version;
+  bool dry_run = false;
+};
+
+api_result<delete_options> parse_delete_options(const std::string& body) {
+  delete_options out;
+  if (body.empty())
+    return out;
+  boost::system::error_code ec;
+  auto value = json::parse(body, ec);
+  if (ec || !value.is_object())
+    return bad_request("the body of the request was in an unknown format - accepted media types "
+                       "include: application/json, application/yaml");
+  const auto& o = value.get_object();
+  if (auto* pre = o.if_contains("preconditions"); pre && pre->is_object())
+    if (auto* rv = pre->get_object().if_contains("resourceVersion"); rv && rv->is_string())
+      out.expected_resource_version = std::string(rv->get_string());
+  if (auto* dry = o.if_contains("dryRun"); dry && dry->is_array())
+    for (const auto& v : dry->get_array())
+      if (v.is_string() && v.get_string() == "All")
+        out.dry_run = true;
+  return out;
+}
+
+// DELETE on a collection: deletes what the selectors match and answers the deleted objects.
+reply delete_collection(storage& store, const resource_info& info, const resource_path& path,
+                        const request_target& target, write_options write) {
+  auto options = parse_list_options(target);
+  if (!options)
+    return status_reply(options.failure());
+  list_request request;
+  request.gvr = info.gvr;
+  request.namespace_ = path.namespace_;
+  request.labels = std::move(options->labels);
+  request.fields = std::move(options->fields);
+  auto listed = store.list(request);
+  if (!listed)
+    return status_reply(listed.failure());
+  list_reply out;
+  for (const auto& item : listed->items) {
+    auto removed =
+        store.remove(info.gvr, item.object->meta().namespace_, item.object->meta().name, {}, write);
+    if (removed) // a concurrent delete is not an error here
+      out.items.push_back(removed->json);
+  }
+  out.head = "{\"kind\":\"" + info.list_kind() + "\",\"apiVersion\":\"" +
+             info.gvr.gv().api_version() + "\",\"metadata\":{\"resourceVersion\":\"" +
+             std::to_string(store.current_resource_version()) + "\"},\"items\":[";
+  out.tail = "]}\n";
+  return out;
+}
+
+reply serve_resource(storage& store, const simulator_options& options, const request_target& target,
+                     const resource_path& path, const api_request& req) {
+  group_version_resource gvr{path.group, path.version, path.resource};
+  auto info = store.find_resource(gvr);
+  if (!info)
+    return status_reply(resource_not_found());
+  bool namespaced = info->scope == resource_scope::namespaced;
+  if (!namespaced && !path.namespace_.empty())
+    return status_reply(resource_not_found());
+  // A namespaced object is only addressable inside its namespace.
+  if (namespaced && path.namespace_.empty() && !path.name.empty())
+    return status_reply(resource_not_found());
+  if (!path.subresource.empty() && path.subresource != "status")
+    return status_reply(resource_not_found());
+
+  const std::string_view method = req.method;
+  const bool writes =
+      method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
+  write_options write;
+  if (writes) {
+    auto parsed = parse_write_options(target, method == "POST"     ? "CreateOptions"
+                                              : method == "DELETE" ? "DeleteOptions"
+                                              : method == "PUT"    ? "UpdateOptions"
+                                                                   : "PatchOptions");
+    if (!parsed)
+      return status_reply(parsed.failure());
+    write = parsed.value();
+  }
+  if (path.name.empty()) {
+    if (!path.subresource.empty())
+      return status_reply(resource_not_found());
+    if (method == "GET") {
+      auto watch = target.flag("watch");
+      if (!watch)
+        return status_reply(bad_request(watch.err().message));
+      if (*watch || path.watch_prefix)
+        return watch_objects(*info, path, target, req, options);
+      return list_objects(store, *info, path, target, req);
+    }
+    if (path.watch_prefix)
+      return status_reply(method_not_allowed());
+    if (method == "POST") {
+      if (namespaced && path.namespace_.empty())
+        return status_reply(method_not_allowed());
+      if (!is_json_media_type(req.content_type))
+        return status_reply(unsupported_media_type(req.content_type));
+      return api_reply(store.create(gvr, path.namespace_, req.body, write), req, 201);
+    }
+    if (method == "DELETE")
+      return delete_collection(store, *info, path, target, write);
+    return status_reply(method_not_allowed());
+  }
+
+  if (path.watch_prefix)
+    return status_reply(method_not_allowed()); // watching one object by name is not supported
+  if (method == "GET")
+    return api_reply(store.get(gvr, path.namespace_, path.name), req);
+  if (method == "PUT") {
+    if (!is_json_media_type(req.content_type))
+      return status_reply(unsupported_media_type(req.content_type));
+    return api_reply(store.update(gvr, path.namespace_, path.name, req.body, write), req);
+  }
+  if (method == "PATCH") {
+    auto type = req.content_type.substr(0, req.content_type.find(';'));
+    patch_type patch;
+    if (type == "application/merge-patch+json")
+      patch = patch_type::merge;
+    else if (type == "application/strategic-merge-patch+json")
+      patch = patch_type::strategic_merge;
+    else if (type == "application/json-patch+json")
+      patch = patch_type::json_patch;
+    else
+      return status_reply(unsupported_media_type(req.content_type));
+    return api_reply(store.patch(gvr, path.namespace_, path.name, patch, req.body, write), req);
+  }
+  if (method == "DELETE" && path.subresource.empty()) {
+    auto options = parse_delete_options(req.body);
+    if (!options)
+      return status_reply(options.failure());
+    write.dry_run = write.dry_run || options->dry_run;
+    return api_reply(
+        store.remove(gvr, path.namespace_, path.name, options->expected_resource_version, write),
+        req);
+  }
+  return status_reply(method_not_allowed());
+}
+
+} // namespace
+
+rest_handler::rest_handler(storage& store, const simulator_options& options)
+    : store_(store), options_(options) {}
+
+void rest_handler::set_server_address(std::string address) {
+  server_address_ = std::move(address);
+}
+
+void rest_handler::add_control_route(std::string prefix, control_handler handler) {
+  std::lock_guard lock(routes_mutex_);
+  routes_[std::move(prefix)] = std::move(handler);
+}
+
+reply rest_handler::serve_control(const std::string& path,
+                                  const std::map<std::string, std::string>& query,
+                                  const api_request& req) {
+  control_handler handler;
+  {
+    std::lock_guard lock(routes_mutex_);
+    std::size_t best = 0;
+    for (const auto& [prefix, h] : routes_) {
+      if (path.compare(0, prefix.size(), prefix) == 0 && prefix.size() > best) {
+        best = prefix.size();
+        handler = h;
+      }
+    }
+  }
+  if (!handler)
+    return status_reply(resource_not_found());
+  control_request request{std::string(req.method), path, query, req.body};
+  control_response response = handler(request);
+  simple_reply out;
+  out.code = static_cast<unsigned>(response.status);
+  out.content_type = std::move(response.content_type);
+  out.body = std::move(response.body);
+  return out;
+}
+
+// /openapi/v2, /openapi/v3 and /openapi/v3/{api/v1 | apis/{group}/{version}}.
+reply rest_handler::serve_openapi(const std::vector<std::string>& segments,
+                                  std::string_view accept) const {
+  auto resources = store_.resources();
+  if (segments.size() == 2 && segments[1] == "v2") {
+    // client-go asks for protobuf only; this server speaks JSON (its v3 documents are what
+    // kubectl uses).
+    if (!accept.empty() && accept.find("json") == std::string_view::npos &&
+        accept.find("*/*") == std::string_view::npos)
+      return status_reply(make_failure(406, "NotAcceptable",
+                                       "only the following media types are accepted: "
+                                       "application/json"));
+    return json_reply(openapi_v2_document(resources, options_.git_version));
+  }
+  if (segments.size() >= 2 && segments[1] == "v3") {
+    if (segments.size() == 2)
+      return json_reply(openapi_v3_index(resources));
+    std::optional<std::string> doc;
+    if (segments.size() == 4 && segments[2] == "api")
+      doc = openapi_v3_document(resources, "", segments[3]);
+    else if (segments.size() == 5 && segments[2] == "apis")
+      doc = openapi_v3_document(resources, segments[3], segments[4]);
+    if (doc)
+      return json_reply(std::move(*doc));
+  }
+  return status_reply(resource_not_found());
+}
+
+reply rest_handler::handle(const api_request& req) {
+  auto target = parse_target(req.target);
+  if (!target)
+    return status_reply(bad_request(target.err().message));
+  route r = classify(target->segments);
+
+  bool needs_token = r.kind != route_kind::control && r.kind != route_kind::health;
+  if (needs_token && !options_.token.empty() && req.authorization != "Bearer " + options_.token)
+    return status_reply(make_failure(401, "Unauthorized", "Unauthorized"));
+
+  bool is_get = req.method == "GET";
+  switch (r.kind) {
+  case route_kind::resource:
+    return serve_resource(store_, options_, *target, r.resource, req);
+  case route_kind::control:
+    return serve_control(target->path, target->query, req);
+  case route_kind::health: {
+    simple_reply ok;
+    ok.content_type = "text/plain; charset=utf-8";
+    ok.body = "ok";
+    return is_get ? reply(ok) : reply(status_reply(method_not_allowed()));
+  }
+  case route_kind::openapi:
+    return is_get ? serve_openapi(target->segments, req.accept)
+                  : reply(status_reply(method_not_allowed()));
+  case route_kind::unknown:
+    return status_reply(resource_not_found());
+  default:
+    break;
+  }
+  // Discovery documents.
+  if (!is_get)
+    return status_reply(method_not_allowed());
+  auto resources = store_.resources();
+  std::optional<std::string> doc;
+  switch (r.kind) {
+  case route_kind::version:
+    doc = version_document(options_.git_version);
+    break;
+  case route_kind::core_versions:
+    doc = core_versions_document(server_address_);
+    break;
+  case route_kind::group_list:
+    doc = group_list_document(resources);
+    break;
+  case route_kind::group:
+    doc = group_document(resources, r.group);
+    break;
+  case route_kind::resource_list:
+    doc = resource_list_document(resources, r.group, r.version);
+    break;
+  default:
+    break;
+  }
+  if (!doc)
+    return status_reply(resource_not_found());
+  return json_reply(std::move(*doc));
+}
+
+} // namespace kinformer::sim

@@ -1,0 +1,994 @@
+#include "app/kubesim/storage.hpp"
+
+#include "app/kubesim/api_status.hpp"
+#include "app/kubesim/continue_token.hpp"
+#include "app/kubesim/fault_plan.hpp"
+#include "app/kubesim/merge_patch.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <shared_mutex>
+
+namespace json = boost::json;
+
+namespace kinformer::sim {
+
+// ---------------------------------------------------------------------------------------------
+// watch_handle
+
+watch_handle::watch_handle(watch_handle&& other) noexcept
+    : owner_(std::move(other.owner_)), id_(std::exchange(other.id_, 0)) {}
+
+watch_handle& watch_handle::operator=(watch_handle&& other) noexcept {
+  if (this != &other) {
+    stop();
+    owner_ = std::move(other.owner_);
+    id_ = std::exchange(other.id_, 0);
+  }
+  return *this;
+}
+
+watch_handle::~watch_handle() {
+  stop();
+}
+
+void watch_handle::stop() {
+  if (id_ == 0)
+    return;
+  if (auto owner = owner_.lock())
+    owner->unregister_watch(id_);
+  id_ = 0;
+  owner_.reset();
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Built-in resources
+
+const std::vector<std::string> all_verbs{"create", "delete", "deletecollection", "get",
+                                         "list",   "patch",  "update",           "watch"};
+
+std::vector<resource_info> builtin_resources() {
+  auto core = [](std::string resource, std::string kind, std::string singular, resource_scope scope,
+                 std::vector<std::string> short_names, std::vector<std::string> fields) {
+    return resource_info{
+        {"", "v1", std::move(resource)}, std::move(kind), std::move(singular), scope,
+        std::move(short_names),          all_verbs,       std::move(fields)};
+  };
+  using enum resource_scope;
+  return {
+      core("pods", "Pod", "pod", namespaced, {"po"},
+           {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+            "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}),
+      core("configmaps", "ConfigMap", "configmap", namespaced, {"cm"}, {}),
+      core("secrets", "Secret", "secret", namespaced, {}, {"type"}),
+      core("services", "Service", "service", namespaced, {"svc"}, {}),
+      core("namespaces", "Namespace", "namespace", cluster, {"ns"}, {"status.phase"}),
+      core("nodes", "Node", "node", cluster, {"no"}, {"spec.unschedulable"}),
+      resource_info{{"apps", "v1", "deployments"},
+                    "Deployment",
+                    "deployment",
+                    namespaced,
+                    {"deploy"},
+                    all_verbs,
+                    {}},
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+const char* type_name(event_type type) {
+  switch (type) {
+  case event_type::added:
+    return "ADDED";
+  case event_type::modified:
+    return "MODIFIED";
+  case event_type::deleted:
+    return "DELETED";
+  case event_type::bookmark:
+    return "BOOKMARK";
+  case event_type::error:
+    return "ERROR";
+  }
+  return "ERROR";
+}
+
+// {"type":"ADDED","object":<json>}\n, built by concatenation: the object is serialised already.
+std::shared_ptr<const std::string> make_line(event_type type, std::string_view object_json) {
+  std::string line;
+  const char* name = type_name(type);
+  line.reserve(object_json.size() + 40);
+  line.append(R"({"type":")").append(name).append(R"(","object":)");
+  line.append(object_json);
+  line.append("}\n");
+  return std::make_shared<const std::string>(std::move(line));
+}
+
+stored_object metadata_projection(const stored_object& full) {
+  object_ptr partial = full.object->to_partial_metadata();
+  return {partial, std::make_shared<const std::string>(json::serialize(partial->json()))};
+}
+
+// Copies a frozen object's JSON onto the default heap, so the edited copy can be adopted by
+// object::from_json without another copy (an arena-backed tree would be copied again).
+json::value heap_copy(const json::value& v) {
+  return json::value(v, json::storage_ptr());
+}
+
+// The stored form of a validated object: frozen and serialised once.
+api_result<stored_object> freeze(json::value&& body) {
+  auto frozen = object::from_json(std::move(body));
+  if (!frozen)
+    return bad_request(frozen.err().message);
+  auto text = std::make_shared<const std::string>(json::serialize(frozen.value()->json()));
+  return stored_object{std::move(frozen.value()), std::move(text)};
+}
+
+std::optional<std::uint64_t> parse_revision(std::string_view text) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+std::string now_rfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string_view string_at(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (v && v->is_string())
+    return v->get_string();
+  return {};
+}
+
+// True when everything but metadata and status is equal: a spec change bumps generation.
+bool same_spec(const json::object& a, const json::object& b) {
+  auto counted = [](const json::object& o) {
+    std::size_t n = o.size();
+    n -= o.contains("metadata") ? 1 : 0;
+    n -= o.contains("status") ? 1 : 0;
+    return n;
+  };
+  if (counted(a) != counted(b))
+    return false;
+  for (const auto& kv : a) {
+    if (kv.key() == "metadata" || kv.key() == "status")
+      continue;
+    const auto* other = b.if_contains(kv.key());
+    if (!other || *other != kv.value())
+      return false;
+  }
+  return true;
+}
+
+bool matches(const label_selector& labels, const field_selector& fields, std::string_view ns,
+             const object& obj) {
+  if (!ns.empty() && obj.meta().namespace_ != ns)
+    return false;
+  return labels.matches(obj) && fields.matches(obj);
+}
+
+// Field selectors only accept the fields the resource declares, like the real server.
+std::optional<status> check_fields(const resource_info& info, const field_selector& fields) {
+  for (const auto& requirement : fields.requirements()) {
+    const auto& f = requirement.field;
+    if (f == "metadata.name" || f == "metadata.namespace")
+      continue;
+    if (std::find(info.selectable_fields.begin(), info.selectable_fields.end(), f) ==
+        info.selectable_fields.end())
+      return bad_request("field label not supported: " + f);
+  }
+  return std::nullopt;
+}
+
+status list_options_invalid(std::string_view detail) {
+  return invalid("ListOptions.meta.k8s.io", "", detail);
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The shared state
+
+namespace {
+
+struct watcher {
+  watch_request request;
+  watch_sink sink;
+};
+
+struct resource_state {
+  resource_info info;
+  std::map<std::string, stored_object, std::less<>> objects; // by key, sorted
+  std::map<std::uint64_t, watcher> watchers;
+};
+
+// The lines one event turns into, built on first need and shared by every watcher of the event:
+// each variant is serialised at most once however many watchers receive it.
+class event_projection {
+public:
+  explicit event_projection(const event& ev) : ev_(ev) {}
+
+  std::optional<watch_message> for_watcher(const watch_request& w) {
+    const bool now = matches(w.labels, w.fields, w.namespace_, *ev_.object.object);
+    bool before = false;
+    if (ev_.type == event_type::modified)
+      before = matches(w.labels, w.fields, w.namespace_, *ev_.previous.object);
+    variant v;
+    if (ev_.type != event_type::modified)
+      v = now ? as_is : none;
+    else if (now && before)
+      v = as_is;
+    else if (now)
+      v = started_matching;
+    else if (before)
+      v = stopped_matching;
+    else
+      v = none;
+    if (v == none)
+      return std::nullopt;
+    return message(v, w.metadata_only);
+  }
+
+private:
+  enum variant { as_is, started_matching, stopped_matching, none };
+
+  watch_message message(variant v, bool metadata_only) {
+    auto& slot = lines_[v][metadata_only ? 1 : 0];
+    const event_type type = v == as_is              ? ev_.type
+                            : v == started_matching ? event_type::added
+                                                    : event_type::deleted;
+    const stored_object& full = v == stopped_matching ? previous_at_event() : ev_.object;
+    if (!slot.line) {
+      if (metadata_only) {
+        slot.object = metadata_projection(full);
+        slot.line = make_line(type, *slot.object.json);
+      } else {
+        slot.object = full;
+        slot.line = v == as_is && ev_.line ? ev_.line : make_line(type, *full.json);
+      }
+    }
+    return {type, ev_.resource_version, slot.object.object, slot.line};
+  }
+
+  // An object that stopped matching is sent as DELETED with its previous content at this
+  // event's resourceVersion, as the watch cache does.
+  const stored_object& previous_at_event() {
+    if (!previous_at_event_.object) {
+      json::value v = heap_copy(ev_.previous.object->json());
+      v.get_object()["metadata"].get_object()["resourceVersion"] =
+          std::to_string(ev_.resource_version);
+      auto obj = object::from_json(std::move(v));
+      previous_at_event_ = {
+          obj.value(), std::make_shared<const std::string>(json::serialize(obj.value()->json()))};
+    }
+    return previous_at_event_;
+  }
+
+  struct built {
+    stored_object object;
+    std::shared_ptr<const std::string> line;
+  };
+  const event& ev_;
+  stored_object previous_at_event_;
+  built lines_[3][2];
+};
+
+} // namespace
+
+struct storage::impl final : watch_registry {
+  explicit impl(storage_options o) : options(std::move(o)), random(std::random_device{}()) {}
+
+  mutable std::shared_mutex mutex;
+  storage_options options;
+  std::map<group_version_resource, resource_state> resources;
+  std::map<std::uint64_t, group_version_resource> watch_resources; // watch id -> its resource
+  std::uint64_t revision = 0;
+  // Events with a resourceVersion above `oldest` are all in `history`.
+  std::uint64_t oldest = 0;
+  std::deque<event_ptr> history;
+  std::uint64_t next_watch_id = 1;
+  std::mt19937_64 random;
+  fault_plan faults;
+
+  void unregister_watch(std::uint64_t id) override {
+    std::unique_lock lock(mutex);
+    auto it = watch_resources.find(id);
+    if (it == watch_resources.end())
+      return;
+    if (auto r = resources.find(it->second); r != resources.end())
+      r->second.watchers.erase(id);
+    watch_resources.erase(it);
+  }
+
+  resource_state* find(const group_version_resource& gvr) {
+    auto it = resources.find(gvr);
+    return it == resources.end() ? nullptr : &it->second;
+  }
+  const resource_state* find(const group_version_resource& gvr) const {
+    auto it = resources.find(gvr);
+    return it == resources.end() ? nullptr : &it->second;
+  }
+
+  std::string uid() {
+    std::uniform_int_distribution<int> hex(0, 15);
+    std::string out = "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx";
+    for (char& c : out) {
+      if (c == 'x' || c == 'y') {
+        int n = hex(random);
+        if (c == 'y')
+          n = 8 | (n & 3);
+        c = "0123456789abcdef"[n];
+      }
+    }
+    return out;
+  }
+
+  // The suffix the API server appends to generateName: five characters from its alphabet.
+  std::string name_suffix() {
+    static constexpr std::string_view alphabet = "bcdfghjklmnpqrstvwxz2456789";
+    std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+    std::string out;
+    for (int i = 0; i < 5; ++i)
+      out += alphabet[pick(random)];
+    return out;
+  }
+
+  // Index of the first history event newer than `rv`.
+  std::size_t history_after(std::uint64_t rv) const {
+    auto it = std::upper_bound(
+        history.begin(), history.end(), rv,
+        [](std::uint64_t r, const event_ptr& e) { return r < e->resource_version; });
+    return std::size_t(it - history.begin());
+  }
+
+  // Freezes `body` at the next resourceVersion, stores it and records the event. The caller has
+  // validated everything; only an object the protocol layer rejects can still fail. A dry run
+  // freezes the answer and stops there.
+  api_result<stored_object> commit(resource_state& state, json::value&& body, event_type type,
+                                   const stored_object* previous, bool dry_run) {
+    const std::uint64_t rv = revision + 1;
+    auto& meta = body.get_object()["metadata"].get_object();
+    if (!dry_run)
+      meta["resourceVersion"] = std::to_string(rv);
+    else if (previous)
+      meta["resourceVersion"] = previous->object->meta().resource_version;
+    else
+      meta.erase("resourceVersion"); // nothing was written, so there is no version yet
+    auto frozen = freeze(std::move(body));
+    if (!frozen || dry_run)
+      return frozen;
+    stored_object stored = std::move(frozen.value());
+    revision = rv;
+    const std::string& key = stored.object->key();
+    if (type == event_type::deleted)
+      state.objects.erase(key);
+    else
+      state.objects.insert_or_assign(key, stored);
+
+    auto ev = std::make_shared<event>();
+    ev->resource_version = rv;
+    ev->type = type;
+    ev->gvr = state.info.gvr;
+    ev->object = stored;
+    if (previous)
+      ev->previous = *previous;
+    if (!state.watchers.empty())
+      ev->line = make_line(type, *stored.json);
+    history.push_back(ev);
+    while (history.size() > options.history_limit) {
+      oldest = history.front()->resource_version;
+      history.pop_front();
+    }
+    if (!state.watchers.empty()) {
+      event_projection projection(*ev);
+      for (auto& [id, w] : state.watchers)
+        if (auto message = projection.for_watcher(w.request))
+          w.sink(*message);
+    }
+    return stored;
+  }
+
+  // Checks apiVersion/kind and fills them in when absent.
+  std::optional<status> check_type(const resource_info& info, json::object& body) {
+    const std::string api_version = info.gvr.gv().api_version();
+    auto av = string_at(body, "apiVersion");
+    auto kind = string_at(body, "kind");
+    if (!av.empty() && av != api_version)
+      return bad_request("the API version in the data (" + std::string(av) +
+                         ") does not match the expected API version (" + api_version + ")");
+    if (!kind.empty() && kind != info.kind)
+      return bad_request("the kind in the data (" + std::string(kind) +
+                         ") does not match the expected kind (" + info.kind + ")");
+    if (auto* v = body.if_contains("metadata"); v && !v->is_object() && !v->is_null())
+      return bad_request("metadata must be an object");
+    body["apiVersion"] = api_version;
+    body["kind"] = info.kind;
+    if (!body["metadata"].is_object())
+      body["metadata"] = json::object();
+    return std::nullopt;
+  }
+
+  // Settles metadata.namespace from the URL and the body. Returns the namespace to use.
+  api_result<std::string> settle_namespace(const resource_info& info, json::object& meta,
+                                           std::string_view path_ns, std::string_view name) {
+    if (info.scope == resource_scope::cluster) {
+      meta.erase("namespace");
+      return std::string();
+    }
+    auto body_ns = string_at(meta, "namespace");
+    if (!path_ns.empty() && !body_ns.empty() && body_ns != path_ns)
+      return bad_request("the namespace of the provided object does not match the namespace "
+                         "sent on the request");
+    std::string ns(path_ns.empty() ? body_ns : path_ns);
+    if (ns.empty())
+      return invalid(info.kind, name, "metadata.namespace: Required value");
+    meta["namespace"] = ns;
+    return ns;
+  }
+
+  api_result<stored_object> create(const group_version_resource& gvr, std::string_view path_ns,
+                                   json::value&& body, bool dry_run) {
+    std::unique_lock lock(mutex);
+    resource_state* state = find(gvr);
+    if (!state)
+      return resource_not_found();
+    const resource_info& info = state->info;
+    if (!body.is_object())
+      return bad_request("the body of the request must be a JSON object");
+    auto& o = body.get_object();
+    if (auto failure = check_type(info, o))
+      return *failure;
+    auto& meta = o["metadata"].get_object();
+    std::string name(string_at(meta, "name"));
+    if (name.empty()) {
+      auto generate = string_at(meta, "generateName");
+      if (generate.empty())
+        return invalid(info.kind, "",
+                       "metadata.name: Required value: name or generateName is required");
+      name = std::string(generate) + name_suffix();
+      meta["name"] = name;
+    }
+    if (name.find('/') != std::string::npos)
+      return invalid(info.kind, name,
+                     "metadata.name: Invalid value: \"" + name + "\": may not contain '/'");
+    auto ns = settle_namespace(info, meta, path_ns, name);
+    if (!ns)
+      return ns.failure();
+    if (state->objects.count(make_object_key(ns.value(), name)))
+      return already_exists(gvr, name);
+    meta["uid"] = uid();
+    meta["creationTimestamp"] = now_rfc3339();
+    meta["generation"] = 1;
+    if (gvr.resource == "namespaces" && gvr.group.empty() && !o.contains("status"))
+      o["status"] = json::object{{"phase", "Active"}};
+    return commit(*state, std::move(body), event_type::added, nullptr, dry_run);
+  }
+
+  // Replaces `existing` with `body` (an update, or a patched copy): keeps the identity fields,
+  // bumps generation on spec changes, skips the write when nothing changed (as etcd does).
+  api_result<stored_object> replace(resource_state& state, const stored_object& existing,
+                                    json::value&& body, std::string_view path_ns,
+                                    std::string_view path_name, bool dry_run) {
+    const resource_info& info = state.info;
+    if (!body.is_object())
+      return bad_request("the body of the request must be a JSON object");
+    auto& o = body.get_object();
+    if (auto failure = check_type(info, o))
+      return *failure;
+    auto& meta = o["metadata"].get_object();
+    auto name = string_at(meta, "name");
+    if (name.empty())
+      meta["name"] = path_name;
+    else if (name != path_name)
+      return bad_request("the name of the object (" + std::string(name) +
+                         ") does not match the name on the URL (" + std::string(path_name) + ")");
+    auto ns = settle_namespace(info, meta, path_ns, path_name);
+    if (!ns)
+      return ns.failure();
+    const auto& old_meta = existing.object->meta();
+    auto rv = string_at(meta, "resourceVersion");
+    if (!rv.empty() && rv != old_meta.resource_version)
+      return conflict(info.gvr, path_name);
+    const auto& old = existing.object->json().get_object();
+    const auto& old_metadata = old.at("metadata").get_object();
+    for (std::string_view field : {"uid", "creationTimestamp", "deletionTimestamp",
+                                   "deletionGracePeriodSeconds", "generation"}) {
+      if (const auto* v = old_metadata.if_contains(field))
+        meta[field] = *v;
+      else
+        meta.erase(field);
+    }
+    if (!same_spec(o, old))
+      meta["generation"] = old_meta.generation + 1;
+    meta["resourceVersion"] = old_meta.resource_version;
+    if (body == existing.object->json())
+      return existing; // a no-op update writes nothing and keeps the resourceVersion
+    const bool finalized = !old_meta.deletion_timestamp.empty() && [&] {
+      const auto* f = meta.if_contains("finalizers");
+      return !f || !f->is_array() || f->get_array().empty();
+    }();
+    if (finalized) // the last finalizer is gone: the pending deletion completes
+      return commit(state, std::move(body), event_type::deleted, &existing, dry_run);
+    return commit(state, std::move(body), event_type::modified, &existing, dry_run);
+  }
+
+  api_result<stored_object> update(const group_version_resource& gvr, std::string_view ns,
+                                   std::string_view name, json::value&& body, bool dry_run) {
+    std::unique_lock lock(mutex);
+    resource_state* state = find(gvr);
+    if (!state)
+      return resource_not_found();
+    const bool cluster = state->info.scope == resource_scope::cluster;
+    auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
+    if (it == state->objects.end())
+      return not_found(gvr, name);
+    const stored_object existing = it->second;
+    return replace(*state, existing, std::move(body), ns, name, dry_run);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// storage
+
+storage::storage(storage_options options) : impl_(std::make_shared<impl>(std::move(options))) {
+  for (auto& info : builtin_resources())
+    register_resource(std::move(info));
+  if (impl_->options.create_default_namespaces) {
+    const group_version_resource namespaces{"", "v1", "namespaces"};
+    for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+      auto made = create_value(namespaces, "", json::value{{"metadata", {{"name", name}}}});
+      (void)made;
+    }
+  }
+}
+
+storage::~storage() = default;
+
+void storage::register_resource(resource_info info) {
+  std::unique_lock lock(impl_->mutex);
+  auto& state = impl_->resources[info.gvr];
+  state.info = std::move(info);
+}
+
+std::optional<resource_info> storage::find_resource(const group_version_resource& gvr) const {
+  std::shared_lock lock(impl_->mutex);
+  if (const auto* state = impl_->find(gvr))
+    return state->info;
+  return std::nullopt;
+}
+
+std::optional<resource_info> storage::find_kind(const group_version_kind& gvk) const {
+  std::shared_lock lock(impl_->mutex);
+  for (const auto& [gvr, state] : impl_->resources)
+    if (gvr.group == gvk.group && gvr.version == gvk.version && state.info.kind == gvk.kind)
+      return state.info;
+  return std::nullopt;
+}
+
+std::vector<resource_info> storage::resources() const {
+  std::shared_lock lock(impl_->mutex);
+  std::vector<resource_info> out;
+  for (const auto& [gvr, state] : impl_->resources)
+    out.push_back(state.info);
+  return out;
+}
+
+std::uint64_t storage::current_resource_version() const {
+  std::shared_lock lock(impl_->mutex);
+  return impl_->revision;
+}
+
+std::uint64_t storage::oldest_resource_version() const {
+  std::shared_lock lock(impl_->mutex);
+  return impl_->oldest;
+}
+
+api_result<stored_object> storage::get(const group_version_resource& gvr, std::string_view ns,
+                                       std::string_view name) const {
+  std::shared_lock lock(impl_->mutex);
+  const resource_state* state = impl_->find(gvr);
+  if (!state)
+    return resource_not_found();
+  const bool cluster = state->info.scope == resource_scope::cluster;
+  auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
+  if (it == state->objects.end())
+    return not_found(gvr, name);
+  return it->second;
+}
+
+std::vector<object_version> storage::truth(const group_version_resource& gvr) const {
+  std::shared_lock lock(impl_->mutex);
+  std::vector<object_version> out;
+  if (const resource_state* state = impl_->find(gvr)) {
+    out.reserve(state->objects.size());
+    for (const auto& [key, stored] : state->objects)
+      out.push_back({key, parse_revision(stored.object->meta().resource_version).value_or(0)});
+  }
+  return out;
+}
+
+api_result<list_result> storage::list(const list_request& request) {
+  if (auto failure = impl_->faults.take_list_failure())
+    return *failure;
+  std::shared_lock lock(impl_->mutex);
+  const resource_state* state = impl_->find(request.gvr);
+  if (!state)
+    return resource_not_found();
+  if (auto failure = check_fields(state->info, request.fields))
+    return *failure;
+
+  // Which snapshot to serve, and where to start.
+  std::uint64_t snapshot = impl_->revision;
+  std::string start;
+  if (!request.continue_token.empty()) {
+    if (!request.resource_version.empty())
+      return bad_request("specifying resource version is not allowed when using continue");
+    if (request.match != resource_version_match::unset)
+      return list_options_invalid(
+          "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is "
+          "provided");
+    auto token = continue_token::decode(request.continue_token);
+    if (!token)
+      return bad_request(token.err().message);
+    if (token->resource_version > impl_->revision)
+      return bad_request("continue key is not valid: resource version from the future");
+    if (token->resource_version < impl_->oldest)
+      return continue_too_old();
+    snapshot = token->resource_version;
+    start = std::move(token->start_key);
+  } else if (request.resource_version.empty()) {
+    if (request.match != resource_version_match::unset)
+      return list_options_invalid("resourceVersionMatch: Forbidden: resourceVersionMatch is "
+                                  "forbidden unless resourceVersion is provided");
+  } else {
+    auto rv = parse_revision(request.resource_version);
+    if (!rv)
+      return bad_request("invalid resource version: " + request.resource_version);
+    if (*rv == 0 && request.match == resource_version_match::exact)
+      return list_options_invalid(
+          "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for "
+          "resourceVersion \"0\"");
+    if (*rv > impl_->revision)
+      return too_large_resource_version(*rv, impl_->revision);
+    // Exact is served from the history window (not only at the current revision); older than
+    // the window is 410, as etcd answers for a compacted revision.
+    if (request.match == resource_version_match::exact) {
+      if (*rv < impl_->oldest)
+        return too_old_resource_version(*rv, impl_->oldest);
+      snapshot = *rv;
+    }
+  }
+
+  // Objects as they were at `snapshot`: writes after it are undone from the history window
+  // (the earliest later event of a key holds its state at the snapshot).
+  std::map<std::string_view, const stored_object*> undone; // nullptr = absent at the snapshot
+  if (snapshot < impl_->revision) {
+    for (std::size_t i = impl_->history_after(snapshot); i < impl_->history.size(); ++i) {
+      const event& ev = *impl_->history[i];
+      if (ev.gvr != request.gvr)
+        continue;
+      undone.try_emplace(ev.object.object->key(),
+                         ev.type == event_type::added ? nullptr : &ev.previous);
+    }
+  }
+
+  std::string_view ns =
+      state->info.scope == resource_scope::cluster ? std::string_view{} : request.namespace_;
+  std::string lower = ns.empty() ? std::string() : std::string(ns) + "/";
+  std::string upper = ns.empty() ? std::string() : std::string(ns) + "0"; // '0' follows '/'
+  if (start < lower)
+    start = lower;
+  const bool selective = !request.labels.empty() || !request.fields.empty();
+
+  list_result out;
+  out.resource_version = snapshot;
+  std::int64_t remaining = 0;
+  bool more = false;
+  auto current = state->objects.lower_bound(start);
+  auto changed = undone.lower_bound(start);
+  while (current != state->objects.end() || changed != undone.end()) {
+    std::string_view key;
+    const stored_object* item = nullptr;
+    if (changed == undone.end() ||
+        (current != state->objects.end() && current->first < changed->first)) {
+      key = current->first;
+      item = &current->second;
+      ++current;
+    } else {
+      key = changed->first;
+      item = changed->second;
+      if (current != state->objects.end() && current->first == changed->first)
+        ++current;
+      ++changed;
+    }
+    if (!upper.empty() && key >= upper)
+      break;
+    if (!item || !matches(request.labels, request.fields, {}, *item->object))
+      continue;
+    if (request.limit > 0 && std::int64_t(out.items.size()) == request.limit) {
+      more = true;
+      ++remaining;
+      if (selective) // the real server only counts the rest when nothing is filtered
+        break;
+      continue;
+    }
+    out.items.push_back(*item);
+  }
+  if (more) {
+    out.continue_token = continue_token::after(snapshot, out.items.back().object->key()).encode();
+    if (!selective)
+      out.remaining_item_count = remaining;
+  }
+  lock.unlock();
+  if (request.metadata_only)
+    for (auto& item : out.items)
+      item = metadata_projection(item);
+  return out;
+}
+
+namespace {
+
+api_result<json::value> parse_body(std::string_view body_json) {
+  json::error_code ec;
+  json::value body = json::parse(body_json, ec);
+  if (ec)
+    return bad_request("the body of the request could not be decoded as JSON: " + ec.message());
+  return body;
+}
+
+} // namespace
+
+api_result<stored_object> storage::create(const group_version_resource& gvr, std::string_view ns,
+                                          std::string_view body_json, write_options options) {
+  auto body = parse_body(body_json);
+  if (!body)
+    return body.failure();
+  return impl_->create(gvr, ns, std::move(body.value()), options.dry_run);
+}
+
+api_result<stored_object> storage::create_value(const group_version_resource& gvr,
+                                                std::string_view ns, const json::value& body,
+                                                write_options options) {
+  return impl_->create(gvr, ns, heap_copy(body), options.dry_run);
+}
+
+api_result<stored_object> storage::create_value(const group_version_resource& gvr,
+                                                std::string_view ns, json::value&& body,
+                                                write_options options) {
+  if (body.storage().get() != json::storage_ptr().get())
+    return create_value(gvr, ns, std::as_const(body), options);
+  return impl_->create(gvr, ns, std::move(body), options.dry_run);
+}
+
+api_result<stored_object> storage::update(const group_version_resource& gvr, std::string_view ns,
+                                          std::string_view name, std::string_view body_json,
+                                          write_options options) {
+  auto body = parse_body(body_json);
+  if (!body)
+    return body.failure();
+  return impl_->update(gvr, ns, name, std::move(body.value()), options.dry_run);
+}
+
+api_result<stored_object> storage::update_value(const group_version_resource& gvr,
+                                                std::string_view ns, std::string_view name,
+                                                const json::value& body, write_options options) {
+  return impl_->update(gvr, ns, name, heap_copy(body), options.dry_run);
+}
+
+api_result<stored_object> storage::update_value(const group_version_resource& gvr,
+                                                std::string_view ns, std::string_view name,
+                                                json::value&& body, write_options options) {
+  if (body.storage().get() != json::storage_ptr().get())
+    return update_value(gvr, ns, name, std::as_const(body), options);
+  return impl_->update(gvr, ns, name, std::move(body), options.dry_run);
+}
+
+api_result<stored_object> storage::patch(const group_version_resource& gvr, std::string_view ns,
+                                         std::string_view name, patch_type type,
+                                         std::string_view patch_json, write_options options) {
+  json::error_code ec;
+  json::value patch = json::parse(patch_json, ec);
+  if (ec)
+    return bad_request("the body of the request could not be decoded as JSON: " + ec.message());
+  std::unique_lock lock(impl_->mutex);
+  resource_state* state = impl_->find(gvr);
+  if (!state)
+    return resource_not_found();
+  const bool cluster = state->info.scope == resource_scope::cluster;
+  auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
+  if (it == state->objects.end())
+    return not_found(gvr, name);
+  const stored_object existing = it->second;
+  json::value patched = heap_copy(existing.object->json());
+  if (type == patch_type::json_patch) {
+    if (auto applied = apply_json_patch(patched, patch); !applied)
+      return make_failure(422, "Invalid", applied.err().message);
+  } else {
+    if (!patch.is_object())
+      return bad_request("a merge patch must be a JSON object");
+    apply_merge_patch(patched, patch);
+  }
+  return impl_->replace(*state, existing, std::move(patched), ns, name, options.dry_run);
+}
+
+api_result<stored_object> storage::remove(const group_version_resource& gvr, std::string_view ns,
+                                          std::string_view name,
+                                          std::string_view expected_resource_version,
+                                          write_options options) {
+  std::unique_lock lock(impl_->mutex);
+  resource_state* state = impl_->find(gvr);
+  if (!state)
+    return resource_not_found();
+  const bool cluster = state->info.scope == resource_scope::cluster;
+  auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
+  if (it == state->objects.end())
+    return not_found(gvr, name);
+  const stored_object existing = it->second;
+  const auto& meta = existing.object->meta();
+  if (!expected_resource_version.empty() && expected_resource_version != meta.resource_version)
+    return precondition_conflict(gvr, name, expected_resource_version,
+                                 parse_revision(meta.resource_version).value_or(0));
+  json::value body = heap_copy(existing.object->json());
+  auto& m = body.get_object()["metadata"].get_object();
+  const auto* finalizers = m.if_contains("finalizers");
+  if (finalizers && finalizers->is_array() && !finalizers->get_array().empty()) {
+    // Finalizers hold the object: mark it deleted and wait for them to be removed.
+    if (!meta.deletion_timestamp.empty())
+      return existing;
+    m["deletionTimestamp"] = now_rfc3339();
+    m["deletionGracePeriodSeconds"] = 0;
+    return impl_->commit(*state, std::move(body), event_type::modified, &existing, options.dry_run);
+  }
+  return impl_->commit(*state, std::move(body), event_type::deleted, &existing, options.dry_run);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watch
+
+namespace {
+
+// {"kind":K,"apiVersion":V,"metadata":{"resourceVersion":"N",...}}: the object of a BOOKMARK.
+std::shared_ptr<const std::string> bookmark_line(const resource_info& info, std::uint64_t rv,
+                                                 bool metadata_only, bool initial_events_end) {
+  json::object meta{{"resourceVersion", std::to_string(rv)}, {"creationTimestamp", nullptr}};
+  if (initial_events_end)
+    meta["annotations"] = json::object{{"k8s.io/initial-events-end", "true"}};
+  json::object o{
+      {"kind", metadata_only ? std::string("PartialObjectMetadata") : info.kind},
+      {"apiVersion", metadata_only ? std::string("meta.k8s.io/v1") : info.gvr.gv().api_version()},
+      {"metadata", std::move(meta)}};
+  return make_line(event_type::bookmark, json::serialize(o));
+}
+
+} // namespace
+
+api_result<watch_handle> storage::watch(const watch_request& request, watch_sink sink) {
+  std::unique_lock lock(impl_->mutex);
+  resource_state* state = impl_->find(request.gvr);
+  if (!state)
+    return resource_not_found();
+  if (auto failure = check_fields(state->info, request.fields))
+    return *failure;
+  if (request.send_initial_events) {
+    if (request.match != resource_version_match::not_older_than)
+      return list_options_invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires "
+                                  "setting resourceVersionMatch to NotOlderThan");
+    if (*request.send_initial_events && !request.allow_bookmarks)
+      return list_options_invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires "
+                                  "setting allowWatchBookmarks to true");
+  } else if (request.match != resource_version_match::unset) {
+    return list_options_invalid("resourceVersionMatch: Forbidden: resourceVersionMatch is "
+                                "forbidden for watch unless sendInitialEvents is provided");
+  }
+
+  const std::uint64_t current = impl_->revision;
+  const bool from_now = request.resource_version.empty() || request.resource_version == "0";
+  std::uint64_t from = current;
+  if (!from_now) {
+    auto rv = parse_revision(request.resource_version);
+    if (!rv)
+      return bad_request("invalid resource version: " + request.resource_version);
+    if (*rv > current)
+      return too_large_resource_version(*rv, current);
+    from = *rv;
+  }
+  if (impl_->faults.take_watch_failure())
+    return too_old_resource_version(from, impl_->oldest);
+
+  watch_request filter = request;
+  if (state->info.scope == resource_scope::cluster)
+    filter.namespace_.clear();
+  const bool initial_events = request.send_initial_events.value_or(from_now);
+  if (initial_events) {
+    // The current state as synthetic ADDED events, in key order.
+    for (const auto& [key, stored] : state->objects) {
+      if (!matches(filter.labels, filter.fields, filter.namespace_, *stored.object))
+        continue;
+      stored_object shown = request.metadata_only ? metadata_projection(stored) : stored;
+      sink({event_type::added, current, shown.object, make_line(event_type::added, *shown.json)});
+    }
+    if (request.send_initial_events.value_or(false))
+      sink({event_type::bookmark, current, nullptr,
+            bookmark_line(state->info, current, request.metadata_only, true)});
+  } else if (from < current) {
+    if (from < impl_->oldest)
+      return too_old_resource_version(from, impl_->oldest);
+    for (std::size_t i = impl_->history_after(from); i < impl_->history.size(); ++i) {
+      const event& ev = *impl_->history[i];
+      if (ev.gvr != request.gvr)
+        continue;
+      event_projection projection(ev);
+      if (auto message = projection.for_watcher(filter))
+        sink(*message);
+    }
+  }
+
+  const std::uint64_t id = impl_->next_watch_id++;
+  state->watchers.emplace(id, watcher{std::move(filter), std::move(sink)});
+  impl_->watch_resources.emplace(id, request.gvr);
+  return watch_handle(std::weak_ptr<watch_registry>(impl_), id);
+}
+
+void storage::send_bookmarks() {
+  std::unique_lock lock(impl_->mutex);
+  const std::uint64_t rv = impl_->revision;
+  for (auto& [gvr, state] : impl_->resources) {
+    std::shared_ptr<const std::string> lines[2];
+    for (auto& [id, w] : state.watchers) {
+      if (!w.request.allow_bookmarks)
+        continue;
+      auto& line = lines[w.request.metadata_only ? 1 : 0];
+      if (!line)
+        line = bookmark_line(state.info, rv, w.request.metadata_only, false);
+      w.sink({event_type::bookmark, rv, nullptr, line});
+    }
+  }
+}
+
+std::size_t storage::watch_count() const {
+  std::shared_lock lock(impl_->mutex);
+  return impl_->watch_resources.size();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data faults
+
+void storage::compact() {
+  std::unique_lock lock(impl_->mutex);
+  impl_->history.clear();
+  impl_->oldest = impl_->revision;
+}
+
+void storage::restore(std::uint64_t jump) {
+  std::unique_lock lock(impl_->mutex);
+  impl_->revision += jump;
+  impl_->history.clear();
+  impl_->oldest = impl_->revision;
+}
+
+void storage::fail_next_watches(std::size_t count) {
+  impl_->faults.fail_next_watches(count);
+}
+
+void storage::fail_next_lists(std::size_t count, int code, std::optional<int> retry_after_seconds) {
+  impl_->faults.fail_next_lists(count, code, retry_after_seconds);
+}
+
+} // namespace kinformer::sim

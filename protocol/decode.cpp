@@ -1,0 +1,333 @@
+#include "protocol/decode.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <limits>
+
+namespace json = boost::json;
+
+namespace kinformer {
+
+namespace {
+
+// Deep enough for CRD schemas; shallow enough that copying and freeing a tree cannot exhaust the
+// stack (Boost.JSON's default is 32, too shallow for some real objects).
+constexpr std::size_t max_json_depth = 256;
+
+const char* kind_name(const json::value& v) {
+  switch (v.kind()) {
+  case json::kind::null:
+    return "null";
+  case json::kind::bool_:
+    return "a boolean";
+  case json::kind::int64:
+  case json::kind::uint64:
+  case json::kind::double_:
+    return "a number";
+  case json::kind::string:
+    return "a string";
+  case json::kind::array:
+    return "an array";
+  case json::kind::object:
+    return "an object";
+  }
+  return "unknown";
+}
+
+// Parses `text` into `arena`: one scratch allocation region per document, released at once.
+result<json::value> parse_into(std::string_view text, json::monotonic_resource& arena,
+                               std::string_view what) {
+  json::parse_options options;
+  options.max_depth = max_json_depth;
+  json::parser parser(json::storage_ptr(), options);
+  parser.reset(json::storage_ptr(&arena));
+  boost::system::error_code ec;
+  const std::size_t consumed = parser.write(text.data(), text.size(), ec);
+  if (ec)
+    return make_error(errc::invalid_json, std::string(what) + ": " + ec.message() + " at offset " +
+                                              std::to_string(consumed));
+  return parser.release();
+}
+
+// A string member, or "" when absent or null; an error when of another type.
+result<std::string_view> string_member(const json::object& o, std::string_view name,
+                                       std::string_view where) {
+  auto it = o.find(name);
+  if (it == o.end() || it->value().is_null())
+    return std::string_view{};
+  if (const auto* s = it->value().if_string())
+    return std::string_view(s->data(), s->size());
+  return make_error(errc::invalid_object, std::string(where) + "." + std::string(name) +
+                                              " must be a string, found " + kind_name(it->value()));
+}
+
+std::optional<std::int64_t> as_int64(const json::value& v) {
+  if (const auto* i = v.if_int64())
+    return *i;
+  if (const auto* u = v.if_uint64();
+      u && *u <= std::uint64_t(std::numeric_limits<std::int64_t>::max()))
+    return static_cast<std::int64_t>(*u);
+  return std::nullopt;
+}
+
+std::optional<int> as_int(const json::value& v) {
+  auto i = as_int64(v);
+  if (!i || *i < std::numeric_limits<int>::min() || *i > std::numeric_limits<int>::max())
+    return std::nullopt;
+  return static_cast<int>(*i);
+}
+
+// Reads a Status leniently: a field of the wrong type is left at its default, because a Status
+// is itself the report of a failure and losing the whole of it helps nobody.
+status status_from(const json::object& o) {
+  status out;
+  auto text = [&](std::string_view name) {
+    auto it = o.find(name);
+    if (it == o.end() || !it->value().is_string())
+      return std::string();
+    return std::string(it->value().get_string());
+  };
+  if (auto it = o.find("code"); it != o.end())
+    out.code = as_int(it->value()).value_or(0);
+  out.status_ = text("status");
+  out.reason = text("reason");
+  out.message = text("message");
+  auto dit = o.find("details");
+  if (dit == o.end() || !dit->value().is_object())
+    return out;
+  const auto& details = dit->value().get_object();
+  if (auto cit = details.find("causes"); cit != details.end() && cit->value().is_array()) {
+    for (const auto& cause : cit->value().get_array()) {
+      const auto* c = cause.if_object();
+      if (!c)
+        continue;
+      // metav1.StatusCause's Type travels as "reason" on the wire; accept "type" as well.
+      auto t = c->find("reason");
+      if (t == c->end() || !t->value().is_string())
+        t = c->find("type");
+      if (t != c->end() && t->value().is_string())
+        out.cause_types.emplace_back(t->value().get_string());
+    }
+  }
+  if (auto rit = details.find("retryAfterSeconds"); rit != details.end())
+    out.retry_after_seconds = as_int(rit->value());
+  return out;
+}
+
+bool is_status(const json::object& o) {
+  auto it = o.find("kind");
+  return it != o.end() && it->value().is_string() && it->value().get_string() == "Status";
+}
+
+// Builds the frozen object: the transform runs in place on the scratch tree, then the object
+// copies the result into its own arena (one copy, no intermediate tree).
+result<object_ptr> freeze(json::value& scratch, const decode_options& options) {
+  if (options.transform && *options.transform)
+    (*options.transform)(scratch);
+  return object::from_json(static_cast<const json::value&>(scratch));
+}
+
+// PodList items carry no kind or apiVersion; client-go's unstructured decoder fills both from the
+// list (kind minus "List") when both are missing, and leaves items that name either alone.
+void fill_item_type(json::object& item, std::string_view item_kind, std::string_view api_version) {
+  auto missing = [&](std::string_view name) {
+    auto it = item.find(name);
+    return it == item.end() || it->value().is_null() ||
+           (it->value().is_string() && it->value().get_string().empty());
+  };
+  if (item_kind.empty() || !missing("kind") || !missing("apiVersion"))
+    return;
+  item["kind"] = item_kind;
+  item["apiVersion"] = api_version;
+}
+
+} // namespace
+
+// ---- status ----
+
+bool status::is_too_large_resource_version() const {
+  // client-go's isTooLargeResourceVersionError: the cause type, or on servers before 1.19 a
+  // Timeout (504) whose message says so.
+  if (std::find(cause_types.begin(), cause_types.end(), "ResourceVersionTooLarge") !=
+      cause_types.end())
+    return true;
+  return (code == 504 || reason == "Timeout") &&
+         message.find("Too large resource version") != std::string::npos;
+}
+
+std::string status::describe() const {
+  std::string out = reason.empty() ? std::string("Status") : reason;
+  if (code != 0)
+    out += " (" + std::to_string(code) + ")";
+  if (!message.empty())
+    out += ": " + message;
+  if (!cause_types.empty()) {
+    out += " [causes:";
+    for (const auto& c : cause_types)
+      out += " " + c;
+    out += "]";
+  }
+  if (retry_after_seconds)
+    out += " [retry after " + std::to_string(*retry_after_seconds) + "s]";
+  return out;
+}
+
+std::optional<status> decode_status(std::string_view body) {
+  json::monotonic_resource arena(body.size() + 256);
+  auto parsed = parse_into(body, arena, "Status");
+  if (!parsed)
+    return std::nullopt;
+  const auto* o = parsed->if_object();
+  if (!o || !is_status(*o))
+    return std::nullopt;
+  return status_from(*o);
+}
+
+// ---- lists ----
+
+result<list_page> decode_list(std::string_view body, const decode_options& options) {
+  json::monotonic_resource arena(body.size() + 1024);
+  auto parsed = parse_into(body, arena, "List");
+  if (!parsed)
+    return std::move(parsed).err();
+  auto* root = parsed->if_object();
+  if (!root)
+    return make_error(errc::invalid_object,
+                      std::string("a List must be a JSON object, found ") + kind_name(*parsed));
+  if (is_status(*root))
+    return make_error(errc::status, status_from(*root).describe());
+
+  list_page page;
+  auto kind = string_member(*root, "kind", "List");
+  if (!kind)
+    return std::move(kind).err();
+  auto api_version = string_member(*root, "apiVersion", "List");
+  if (!api_version)
+    return std::move(api_version).err();
+  page.kind = std::string(*kind);
+
+  if (auto mit = root->find("metadata"); mit != root->end() && !mit->value().is_null()) {
+    const auto* meta = mit->value().if_object();
+    if (!meta)
+      return make_error(errc::invalid_object,
+                        std::string("List metadata must be an object, found ") +
+                            kind_name(mit->value()));
+    auto rv = string_member(*meta, "resourceVersion", "List metadata");
+    if (!rv)
+      return std::move(rv).err();
+    auto token = string_member(*meta, "continue", "List metadata");
+    if (!token)
+      return std::move(token).err();
+    page.resource_version = std::string(*rv);
+    page.continue_token = std::string(*token);
+    if (auto rit = meta->find("remainingItemCount");
+        rit != meta->end() && !rit->value().is_null()) {
+      page.remaining_item_count = as_int64(rit->value());
+      if (!page.remaining_item_count)
+        return make_error(errc::invalid_object,
+                          "List metadata.remainingItemCount must be a 64-bit integer, found " +
+                              json::serialize(rit->value()));
+    }
+  }
+
+  auto iit = root->find("items");
+  if (iit == root->end() || iit->value().is_null())
+    return page;
+  auto* items = iit->value().if_array();
+  if (!items)
+    return make_error(errc::invalid_object,
+                      std::string("List items must be an array, found ") + kind_name(iit->value()));
+  std::string_view item_kind = *kind;
+  if (item_kind.size() > 4 && item_kind.ends_with("List"))
+    item_kind.remove_suffix(4);
+  else
+    item_kind = {};
+  page.items.reserve(items->size());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    auto& item = (*items)[i];
+    auto* fields = item.if_object();
+    if (!fields)
+      return make_error(errc::invalid_object, "List items[" + std::to_string(i) +
+                                                  "] must be an object, found " + kind_name(item));
+    fill_item_type(*fields, item_kind, *api_version);
+    auto obj = freeze(item, options);
+    if (!obj)
+      return make_error(obj.err().code,
+                        "List items[" + std::to_string(i) + "]: " + obj.err().message);
+    page.items.push_back(std::move(*obj));
+  }
+  return page;
+}
+
+// ---- watch events ----
+
+const char* to_string(event_type type) noexcept {
+  switch (type) {
+  case event_type::added:
+    return "ADDED";
+  case event_type::modified:
+    return "MODIFIED";
+  case event_type::deleted:
+    return "DELETED";
+  case event_type::bookmark:
+    return "BOOKMARK";
+  case event_type::error:
+    return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+bool watch_event::is_initial_events_end() const {
+  return type == event_type::bookmark && object &&
+         object->meta().annotation("k8s.io/initial-events-end") == "true";
+}
+
+result<watch_event> decode_watch_event(std::string_view line, const decode_options& options) {
+  json::monotonic_resource arena(line.size() + 256);
+  auto parsed = parse_into(line, arena, "watch event");
+  if (!parsed)
+    return std::move(parsed).err();
+  auto* root = parsed->if_object();
+  if (!root)
+    return make_error(errc::invalid_object,
+                      std::string("a watch event must be a JSON object, found ") +
+                          kind_name(*parsed));
+  auto type_it = root->find("type");
+  if (type_it == root->end() || !type_it->value().is_string())
+    return make_error(errc::invalid_object, "a watch event needs a string 'type'");
+  const std::string_view type_text = type_it->value().get_string();
+  watch_event event;
+  if (type_text == "ADDED")
+    event.type = event_type::added;
+  else if (type_text == "MODIFIED")
+    event.type = event_type::modified;
+  else if (type_text == "DELETED")
+    event.type = event_type::deleted;
+  else if (type_text == "BOOKMARK")
+    event.type = event_type::bookmark;
+  else if (type_text == "ERROR")
+    event.type = event_type::error;
+  else
+    return make_error(errc::invalid_object,
+                      "unknown watch event type '" + std::string(type_text) + "'");
+
+  auto object_it = root->find("object");
+  if (object_it == root->end() || !object_it->value().is_object())
+    return make_error(errc::invalid_object,
+                      "a watch event of type " + std::string(type_text) +
+                          " needs an 'object' that is a JSON object, found " +
+                          (object_it == root->end() ? "nothing" : kind_name(object_it->value())));
+  if (event.type == event_type::error) {
+    event.error = status_from(object_it->value().get_object());
+    return event;
+  }
+  auto obj = freeze(object_it->value(), options);
+  if (!obj)
+    return make_error(obj.err().code,
+                      std::string(type_text) + " event object: " + obj.err().message);
+  event.object = std::move(*obj);
+  return event;
+}
+
+} // namespace kinformer

@@ -1,0 +1,947 @@
+// The only translation unit with Beast, Asio and OpenSSL for the client: everything network
+// lives here, behind api_client's pimpl. Each request is one C++20 coroutine on the I/O thread.
+
+#include "protocol/http/api_client.hpp"
+
+#include "protocol/line_splitter.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <openssl/x509v3.h>
+
+#include <atomic>
+#include <charconv>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+namespace kinformer {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace ssl = boost::asio::ssl;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+using clock_type = std::chrono::steady_clock;
+template <class T>
+using awaitable = asio::awaitable<T>;
+
+namespace {
+
+// Awaits without throwing: every operation yields (error_code, values...).
+constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+
+constexpr std::size_t read_chunk_bytes = 64 * 1024;
+constexpr std::size_t max_error_body_bytes = 1 << 20;
+constexpr const char* accept_json = "application/json";
+constexpr const char* accept_metadata_list =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+constexpr const char* accept_metadata =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+std::string percent_encode(std::string_view text) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
+// Builds "path?a=b&c=d", skipping empty values.
+class query_builder {
+public:
+  explicit query_builder(std::string path) : target_(std::move(path)) {
+    separator_ = target_.find('?') == std::string::npos ? '?' : '&';
+  }
+  query_builder& add(std::string_view key, std::string_view value) {
+    if (value.empty())
+      return *this;
+    target_.push_back(separator_);
+    separator_ = '&';
+    target_.append(key);
+    target_.push_back('=');
+    target_.append(percent_encode(value));
+    return *this;
+  }
+  std::string str() && { return std::move(target_); }
+
+private:
+  std::string target_;
+  char separator_;
+};
+
+std::string build_list_target(const list_request& r) {
+  query_builder q(r.path);
+  q.add("labelSelector", r.label_selector).add("fieldSelector", r.field_selector);
+  q.add("resourceVersion", r.resource_version);
+  q.add("resourceVersionMatch", r.resource_version_match);
+  q.add("limit", r.limit > 0 ? std::to_string(r.limit) : "");
+  q.add("continue", r.continue_token);
+  return std::move(q).str();
+}
+
+std::string build_watch_target(const watch_request& r) {
+  query_builder q(r.path);
+  q.add("watch", "1");
+  q.add("labelSelector", r.label_selector).add("fieldSelector", r.field_selector);
+  q.add("resourceVersion", r.resource_version);
+  q.add("resourceVersionMatch", r.resource_version_match);
+  q.add("allowWatchBookmarks", r.allow_watch_bookmarks ? "true" : "");
+  q.add("sendInitialEvents", r.send_initial_events ? "true" : "");
+  q.add("timeoutSeconds", r.timeout_seconds > 0 ? std::to_string(r.timeout_seconds) : "");
+  return std::move(q).str();
+}
+
+watch_close_reason close_reason_for(errc code) {
+  switch (code) {
+  case errc::cancelled:
+    return watch_close_reason::cancelled;
+  case errc::tls:
+    return watch_close_reason::tls_error;
+  case errc::timeout:
+    return watch_close_reason::timeout;
+  default:
+    return watch_close_reason::io_error;
+  }
+}
+
+std::optional<int> parse_retry_after(std::string_view value) {
+  int seconds = 0;
+  const auto* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
+  if (value.empty() || ec != std::errc() || ptr != end || seconds < 0)
+    return std::nullopt; // the HTTP-date form is not used by the API server
+  return seconds;
+}
+
+bool is_ip_literal(const std::string& host) {
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// The bearer token, from a literal or a file that rotates. Used on the I/O thread only.
+class token_source {
+public:
+  token_source(std::string token, std::string file, std::chrono::milliseconds interval)
+      : token_(std::move(token)), file_(std::move(file)), interval_(interval) {}
+
+  // The token to send now; re-reads the file when the recheck interval has passed.
+  const std::string& current() {
+    if (!file_.empty() && (!checked_ || clock_type::now() - last_check_ >= interval_))
+      reload();
+    return token_;
+  }
+
+  // Re-reads the file now (after a 401); true when the token changed.
+  bool refresh() {
+    if (file_.empty())
+      return false;
+    const std::string before = token_;
+    reload();
+    return token_ != before;
+  }
+
+private:
+  void reload() {
+    checked_ = true;
+    last_check_ = clock_type::now();
+    std::error_code ec;
+    const auto mtime = std::filesystem::last_write_time(file_, ec);
+    if (ec || (loaded_ && mtime == mtime_))
+      return; // unchanged, or briefly missing: keep the last good token
+    std::ifstream in(file_, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string token = text.str();
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+      token.pop_back();
+    if (token.empty())
+      return;
+    token_ = std::move(token);
+    mtime_ = mtime;
+    loaded_ = true;
+  }
+
+  std::string token_;
+  std::string file_;
+  std::chrono::milliseconds interval_;
+  bool checked_ = false;
+  clock_type::time_point last_check_{};
+  std::filesystem::file_time_type mtime_{};
+  bool loaded_ = false;
+};
+
+bool is_tls_error(const error_code& ec) {
+  return ec.category() == asio::error::get_ssl_category() ||
+         ec.category() == ssl::error::get_stream_category();
+}
+
+// One TCP connection, plain or TLS. Exposes just the operations requests need.
+class connection {
+public:
+  connection(asio::io_context& ioc, ssl::context* tls_context) {
+    if (tls_context)
+      tls_.emplace(ioc, *tls_context);
+    else
+      plain_.emplace(ioc);
+  }
+
+  beast::tcp_stream& tcp() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
+
+  // Human-readable TLS failure, with the certificate verification result when there is one.
+  std::string describe_tls_failure(const error_code& ec) {
+    std::string message = "TLS: " + ec.message();
+    if (tls_) {
+      const long verify = SSL_get_verify_result(tls_->native_handle());
+      if (verify != X509_V_OK)
+        message +=
+            " (certificate verification: " + std::string(X509_verify_cert_error_string(verify)) +
+            ")";
+    }
+    return message;
+  }
+
+  awaitable<error_code> connect(const tcp::resolver::results_type& endpoints,
+                                const std::string& verify_name, bool verify,
+                                clock_type::time_point deadline) {
+    tcp().expires_at(deadline);
+    auto [ec, endpoint] = co_await tcp().async_connect(endpoints, nothrow);
+    if (ec)
+      co_return ec;
+    tcp().socket().set_option(tcp::no_delay(true), ec);
+    if (!tls_)
+      co_return error_code{};
+    SSL* ssl = tls_->native_handle();
+    const bool ip = is_ip_literal(verify_name);
+    // SNI carries host names only (RFC 6066); verification checks a DNS name or an IP SAN.
+    if (!ip)
+      SSL_set_tlsext_host_name(ssl, verify_name.c_str());
+    if (verify) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+      if (ip)
+        X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str());
+      else
+        X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
+    }
+    tcp().expires_at(deadline);
+    auto [hs_ec] = co_await tls_->async_handshake(ssl::stream_base::client, nothrow);
+    co_return hs_ec;
+  }
+
+  awaitable<error_code> write(bhttp::request<bhttp::empty_body>& request,
+                              clock_type::time_point deadline) {
+    tcp().expires_at(deadline);
+    auto [ec, n] = tls_ ? co_await bhttp::async_write(*tls_, request, nothrow)
+                        : co_await bhttp::async_write(*plain_, request, nothrow);
+    co_return ec;
+  }
+
+  awaitable<error_code> read_header(bhttp::response_parser<bhttp::buffer_body>& parser,
+                                    clock_type::time_point deadline) {
+    tcp().expires_at(deadline);
+    auto [ec, n] = tls_ ? co_await bhttp::async_read_header(*tls_, buffer_, parser, nothrow)
+                        : co_await bhttp::async_read_header(*plain_, buffer_, parser, nothrow);
+    co_return ec;
+  }
+
+  // Reads whatever body bytes arrive next into `out` (at most `size`); returns how many.
+  // Without a deadline the read waits for as long as it takes.
+  awaitable<std::pair<error_code, std::size_t>>
+  read_body_some(bhttp::response_parser<bhttp::buffer_body>& parser, char* out, std::size_t size,
+                 std::optional<clock_type::time_point> deadline) {
+    auto& body = parser.get().body();
+    body.data = out;
+    body.size = size;
+    if (deadline)
+      tcp().expires_at(*deadline);
+    else
+      tcp().expires_never();
+    auto [ec, n] = tls_ ? co_await bhttp::async_read_some(*tls_, buffer_, parser, nothrow)
+                        : co_await bhttp::async_read_some(*plain_, buffer_, parser, nothrow);
+    if (ec == bhttp::error::need_buffer)
+      ec = {};
+    co_return std::pair{ec, size - body.size};
+  }
+
+  void close() {
+    error_code ignored;
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    tcp().close();
+  }
+
+private:
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
+  std::optional<beast::tcp_stream> plain_;
+  beast::flat_buffer buffer_;
+};
+
+// A running request: what shutdown and cancel() need to stop it.
+struct operation {
+  explicit operation(asio::io_context& ioc) : wake(ioc, clock_type::time_point::max()) {}
+  virtual ~operation() = default;
+
+  void abort() {
+    aborted = true;
+    if (conn)
+      conn->close();
+    wake.cancel();
+  }
+
+  std::uint64_t id = 0;
+  bool aborted = false;             // set on the I/O thread
+  std::shared_ptr<connection> conn; // the connection in use, closed on abort
+  asio::steady_timer wake;          // a paused watch waits on it for credit
+};
+
+// Lets handles post to the I/O thread for as long as the client exists.
+struct client_liveness {
+  std::mutex mutex;
+  asio::io_context* ioc = nullptr;
+
+  template <class F>
+  void post(F&& f) {
+    std::lock_guard lock(mutex);
+    if (ioc)
+      asio::post(*ioc, std::forward<F>(f));
+  }
+};
+
+struct watch_session;
+
+} // namespace
+
+struct watch_control {
+  std::uint64_t id = 0;
+  std::shared_ptr<client_liveness> liveness;
+  std::atomic<bool> cancel_requested{false};
+  std::atomic<bool> closed{false};
+  std::atomic<std::uint64_t> bytes_received{0};
+  std::atomic<clock_type::rep> last_activity{0};
+  std::weak_ptr<watch_session> session; // touched on the I/O thread only
+};
+
+namespace {
+
+struct watch_session : operation {
+  using operation::operation;
+
+  watch_request request;
+  watch_callbacks callbacks;
+  std::shared_ptr<watch_control> control;
+  std::size_t credit = 0;
+  std::deque<std::string> pending_lines; // received, not yet delivered for lack of credit
+  std::uint64_t events_delivered = 0;
+
+  void add_credit(std::size_t n) {
+    credit = (credit > unlimited_credit - n) ? unlimited_credit : credit + n;
+    wake.cancel();
+  }
+  bool stopping() const { return aborted || control->cancel_requested.load(); }
+  void touch(std::size_t bytes) {
+    control->bytes_received += bytes;
+    control->last_activity = clock_type::now().time_since_epoch().count();
+  }
+};
+
+// The outcome of one HTTP exchange for lists and gets.
+struct raw_response {
+  int status_code = 0;
+  std::string content_type;
+  std::optional<int> retry_after_seconds;
+  std::string body;
+};
+
+// The failure of a non-2xx answer, with the decoded Status when the body is one.
+std::pair<error, response_info> describe_failure(const raw_response& response) {
+  response_info info;
+  info.http_status = response.status_code;
+  info.server_status = decode_status(response.body);
+  info.retry_after_seconds = response.retry_after_seconds;
+  if (!info.retry_after_seconds && info.server_status)
+    info.retry_after_seconds = info.server_status->retry_after_seconds;
+  std::string message = "HTTP " + std::to_string(response.status_code);
+  if (info.server_status)
+    message += ": " + info.server_status->describe();
+  else if (!response.body.empty())
+    message += ": " + response.body.substr(0, 256);
+  return {make_error(errc::status, std::move(message)), std::move(info)};
+}
+
+} // namespace
+
+struct api_client::impl {
+  impl(connection_config config_in, server_endpoint endpoint_in, client_options options_in)
+      : config(std::move(config_in)), endpoint(std::move(endpoint_in)),
+        options(std::move(options_in)),
+        tokens(config.token, config.token_file, options.token_recheck_interval),
+        work(asio::make_work_guard(ioc)), liveness(std::make_shared<client_liveness>()) {
+    liveness->ioc = &ioc;
+  }
+
+  const connection_config config;
+  const server_endpoint endpoint;
+  const client_options options;
+  token_source tokens;
+  asio::io_context ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> work;
+  std::optional<ssl::context> tls_context;
+  std::shared_ptr<client_liveness> liveness;
+  std::thread thread;
+  std::atomic<std::uint64_t> next_id{1};
+
+  // Everything below is touched on the I/O thread only.
+  bool stopping = false;
+  std::unordered_map<std::uint64_t, std::weak_ptr<operation>> active;
+  std::vector<std::shared_ptr<connection>> idle;
+
+  status_result configure_tls();
+  std::string host_header() const;
+  std::string verify_name() const {
+    return config.tls_server_name.empty() ? endpoint.host : config.tls_server_name;
+  }
+  bhttp::request<bhttp::empty_body> make_request(const std::string& target,
+                                                 std::string_view accept);
+  error failure(const error_code& ec, operation& op, connection* conn, std::string_view what);
+  void stop_all();
+
+  // Registers a running operation so shutdown can abort it; one that starts after shutdown
+  // began is aborted at once.
+  void track(const std::shared_ptr<operation>& op) {
+    active[op->id] = op;
+    if (stopping)
+      op->abort();
+  }
+  void untrack(const operation& op) { active.erase(op.id); }
+
+  awaitable<result<std::shared_ptr<connection>>> open_connection(operation& op);
+  awaitable<result<raw_response>> exchange_once(operation& op, const std::string& target,
+                                                std::string_view accept);
+  awaitable<result<raw_response>> exchange(operation& op, const std::string& target,
+                                           std::string_view accept);
+  awaitable<void> run_list(std::shared_ptr<operation> op, list_request request,
+                           list_callback callback);
+  awaitable<void> run_get(std::shared_ptr<operation> op, std::string path, std::string accept,
+                          get_callback callback);
+  awaitable<void> run_watch(std::shared_ptr<watch_session> session);
+  awaitable<std::optional<watch_closed_info>>
+  stream_events(watch_session& s, connection& conn,
+                bhttp::response_parser<bhttp::buffer_body>& parser);
+  void close_watch(watch_session& s, watch_closed_info closed);
+};
+
+status_result api_client::impl::configure_tls() {
+  tls_context.emplace(ssl::context::tls_client);
+  auto& ctx = *tls_context;
+  error_code ec;
+  const auto fail = [&](const std::string& what) {
+    return make_error(errc::tls, what + ": " + ec.message());
+  };
+  ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                  ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  if (config.insecure_skip_tls_verify) {
+    ctx.set_verify_mode(ssl::verify_none);
+  } else {
+    ctx.set_verify_mode(ssl::verify_peer);
+    if (!config.ca_data.empty()) {
+      if (ctx.add_certificate_authority(asio::buffer(config.ca_data), ec); ec)
+        return fail("CA data");
+    } else if (!config.ca_file.empty()) {
+      if (ctx.load_verify_file(config.ca_file, ec); ec)
+        return fail("CA file \"" + config.ca_file + "\"");
+    } else if (ctx.set_default_verify_paths(ec); ec) {
+      return fail("system CA store");
+    }
+  }
+  if (!config.client_cert_data.empty()) {
+    if (ctx.use_certificate_chain(asio::buffer(config.client_cert_data), ec); ec)
+      return fail("client certificate data");
+  } else if (!config.client_cert_file.empty()) {
+    if (ctx.use_certificate_chain_file(config.client_cert_file, ec); ec)
+      return fail("client certificate \"" + config.client_cert_file + "\"");
+  }
+  if (!config.client_key_data.empty()) {
+    if (ctx.use_private_key(asio::buffer(config.client_key_data), ssl::context::pem, ec); ec)
+      return fail("client key data");
+  } else if (!config.client_key_file.empty()) {
+    if (ctx.use_private_key_file(config.client_key_file, ssl::context::pem, ec); ec)
+      return fail("client key \"" + config.client_key_file + "\"");
+  }
+  return ok_v;
+}
+
+std::string api_client::impl::host_header() const {
+  const bool ipv6 = endpoint.host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" + endpoint.port;
+}
+
+bhttp::request<bhttp::empty_body> api_client::impl::make_request(const std::string& target,
+                                                                 std::string_view accept) {
+  bhttp::request<bhttp::empty_body> request{bhttp::verb::get, endpoint.base_path + target, 11};
+  request.set(bhttp::field::host, host_header());
+  request.set(bhttp::field::user_agent, options.user_agent);
+  request.set(bhttp::field::accept, accept);
+  if (const std::string& token = tokens.current(); !token.empty())
+    request.set(bhttp::field::authorization, "Bearer " + token);
+  request.keep_alive(true);
+  return request;
+}
+
+error api_client::impl::failure(const error_code& ec, operation& op, connection* conn,
+                                std::string_view what) {
+  if (op.aborted || stopping)
+    return make_error(errc::cancelled, "request cancelled");
+  if (ec == beast::error::timeout)
+    return make_error(errc::timeout, std::string(what) + " timed out");
+  if (is_tls_error(ec))
+    return make_error(errc::tls, conn ? conn->describe_tls_failure(ec) : ec.message());
+  return make_error(errc::io, std::string(what) + ": " + ec.message());
+}
+
+void api_client::impl::stop_all() {
+  stopping = true;
+  // Copy first: aborted operations complete and untrack themselves.
+  std::vector<std::shared_ptr<operation>> running;
+  for (auto& [id, weak] : active)
+    if (auto op = weak.lock())
+      running.push_back(std::move(op));
+  for (auto& op : running)
+    op->abort();
+  idle.clear();
+}
+
+awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection(operation& op) {
+  if (op.aborted)
+    co_return make_error(errc::cancelled, "request cancelled");
+  const auto deadline = clock_type::now() + options.connect_timeout;
+  tcp::resolver resolver(ioc);
+  auto [rec, endpoints] = co_await resolver.async_resolve(endpoint.host, endpoint.port, nothrow);
+  if (rec)
+    co_return failure(rec, op, nullptr, "resolving " + endpoint.host);
+  if (op.aborted)
+    co_return make_error(errc::cancelled, "request cancelled");
+  auto conn = std::make_shared<connection>(ioc, tls_context ? &*tls_context : nullptr);
+  op.conn = conn;
+  const error_code ec =
+      co_await conn->connect(endpoints, verify_name(), !config.insecure_skip_tls_verify, deadline);
+  if (ec)
+    co_return failure(ec, op, conn.get(), "connecting to " + host_header());
+  if (op.aborted)
+    co_return make_error(errc::cancelled, "request cancelled");
+  co_return conn;
+}
+
+awaitable<result<raw_response>>
+api_client::impl::exchange_once(operation& op, const std::string& target, std::string_view accept) {
+  // A kept-alive connection may have been closed by the server meanwhile: when a reused one
+  // fails before the response header, the request is sent again on a fresh connection.
+  for (int attempt = 0;; ++attempt) {
+    std::shared_ptr<connection> conn;
+    const bool reused = attempt == 0 && !idle.empty();
+    if (reused) {
+      conn = std::move(idle.back());
+      idle.pop_back();
+      op.conn = conn;
+    } else {
+      auto opened = co_await open_connection(op);
+      if (!opened)
+        co_return std::move(opened).err();
+      conn = std::move(*opened);
+    }
+    const auto deadline = clock_type::now() + options.request_timeout;
+    auto request = make_request(target, accept);
+    bhttp::response_parser<bhttp::buffer_body> parser;
+    parser.body_limit(boost::none); // max_body_bytes is enforced below
+    error_code ec = co_await conn->write(request, deadline);
+    if (!ec)
+      ec = co_await conn->read_header(parser, deadline);
+    if (ec) {
+      if (reused && !op.aborted && !stopping && ec != beast::error::timeout)
+        continue;
+      co_return failure(ec, op, conn.get(), "GET " + target);
+    }
+    raw_response response;
+    const auto& header = parser.get();
+    response.status_code = static_cast<int>(header.result_int());
+    response.content_type = std::string(header[bhttp::field::content_type]);
+    response.retry_after_seconds = parse_retry_after(header[bhttp::field::retry_after]);
+    std::vector<char> chunk(read_chunk_bytes);
+    while (!parser.is_done()) {
+      auto [rec, n] = co_await conn->read_body_some(parser, chunk.data(), chunk.size(), deadline);
+      if (rec)
+        co_return failure(rec, op, conn.get(), "reading the response to GET " + target);
+      if (response.body.size() + n > options.max_body_bytes)
+        co_return make_error(errc::too_large, "the response to GET " + target + " is larger than " +
+                                                  std::to_string(options.max_body_bytes) +
+                                                  " bytes");
+      response.body.append(chunk.data(), n);
+    }
+    op.conn.reset();
+    if (parser.keep_alive() && !stopping && idle.size() < options.max_idle_connections)
+      idle.push_back(std::move(conn));
+    co_return response;
+  }
+}
+
+awaitable<result<raw_response>> api_client::impl::exchange(operation& op, const std::string& target,
+                                                           std::string_view accept) {
+  auto response = co_await exchange_once(op, target, accept);
+  // A rotated token shows up as a 401: re-read it and try once more if it changed.
+  if (response && response->status_code == 401 && tokens.refresh() && !op.aborted)
+    response = co_await exchange_once(op, target, accept);
+  co_return response;
+}
+
+awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_request request,
+                                           list_callback callback) {
+  track(op);
+  auto response = co_await exchange(*op, build_list_target(request),
+                                    request.metadata_only ? accept_metadata_list : accept_json);
+  untrack(*op);
+  if (!response) {
+    callback(std::move(response).err(), response_info{});
+    co_return;
+  }
+  if (response->status_code / 100 != 2) {
+    auto [err, info] = describe_failure(*response);
+    callback(std::move(err), info);
+    co_return;
+  }
+  response_info info;
+  info.http_status = response->status_code;
+  auto page = decode_list(response->body, decode_options{request.transform});
+  if (!page && page.err().code == errc::status)
+    info.server_status = decode_status(response->body); // a Status in a 2xx body
+  callback(std::move(page), info);
+}
+
+awaitable<void> api_client::impl::run_get(std::shared_ptr<operation> op, std::string path,
+                                          std::string accept, get_callback callback) {
+  track(op);
+  auto response = co_await exchange(*op, path, accept);
+  untrack(*op);
+  if (!response) {
+    callback(std::move(response).err());
+    co_return;
+  }
+  http_response out;
+  out.status_code = response->status_code;
+  out.content_type = std::move(response->content_type);
+  out.retry_after_seconds = response->retry_after_seconds;
+  out.body = std::move(response->body);
+  callback(std::move(out));
+}
+
+void api_client::impl::close_watch(watch_session& s, watch_closed_info closed) {
+  untrack(s);
+  s.conn.reset();
+  closed.events_delivered = s.events_delivered;
+  s.control->closed = true;
+  if (s.callbacks.on_closed)
+    s.callbacks.on_closed(closed);
+}
+
+awaitable<std::optional<watch_closed_info>>
+api_client::impl::stream_events(watch_session& s, connection& conn,
+                                bhttp::response_parser<bhttp::buffer_body>& parser) {
+  const auto closed = [](watch_close_reason reason, std::string message) {
+    return std::optional<watch_closed_info>(watch_closed_info{reason, std::move(message), {}, 0});
+  };
+  line_splitter splitter(s.request.max_line_bytes);
+  std::vector<char> chunk(read_chunk_bytes);
+  const decode_options decode{s.request.transform};
+  for (;;) {
+    // Deliver what is buffered, one credit per event.
+    while (!s.pending_lines.empty() && s.credit > 0) {
+      if (s.stopping())
+        co_return std::nullopt;
+      auto event = decode_watch_event(s.pending_lines.front(), decode);
+      s.pending_lines.pop_front();
+      if (!event)
+        co_return closed(watch_close_reason::decode_error, event.err().describe());
+      if (s.credit != unlimited_credit)
+        --s.credit;
+      ++s.events_delivered;
+      if (s.callbacks.on_event)
+        s.callbacks.on_event(std::move(*event));
+    }
+    if (s.stopping())
+      co_return std::nullopt;
+    if (!s.pending_lines.empty() || s.credit == 0) {
+      // Out of credit: stop reading (TCP pushes back on the server) until add_credit wakes us.
+      s.wake.expires_at(clock_type::time_point::max());
+      co_await s.wake.async_wait(nothrow);
+      continue;
+    }
+    if (parser.is_done()) {
+      if (auto end = splitter.finish(); !end)
+        co_return closed(watch_close_reason::io_error, end.err().describe());
+      co_return closed(watch_close_reason::end_of_stream, "the server ended the watch");
+    }
+    std::optional<clock_type::time_point> deadline;
+    if (s.request.idle_timeout.count() > 0)
+      deadline = clock_type::now() + s.request.idle_timeout;
+    auto [ec, n] = co_await conn.read_body_some(parser, chunk.data(), chunk.size(), deadline);
+    if (s.stopping())
+      co_return std::nullopt;
+    if (ec) {
+      if (ec == beast::error::timeout)
+        co_return closed(watch_close_reason::idle_timeout,
+                         "no data for " + std::to_string(s.request.idle_timeout.count()) + " ms");
+      if (is_tls_error(ec) && ec != ssl::error::stream_truncated)
+        co_return closed(watch_close_reason::tls_error, conn.describe_tls_failure(ec));
+      co_return closed(watch_close_reason::io_error, "connection lost mid-stream: " + ec.message());
+    }
+    s.touch(n);
+    auto fed = splitter.feed(std::string_view(chunk.data(), n), [&](std::string_view line) {
+      if (!line.empty())
+        s.pending_lines.emplace_back(line);
+    });
+    if (!fed) {
+      // Lines after the skipped one must not be delivered: a caller would resume the watch
+      // past the lost event. Drop the whole chunk; a re-watch from the last delivered
+      // resourceVersion sees its lines again.
+      s.pending_lines.clear();
+      co_return closed(watch_close_reason::line_too_large, fed.err().describe());
+    }
+  }
+}
+
+awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
+  track(s);
+  const auto cancelled = [] {
+    return watch_closed_info{watch_close_reason::cancelled, "watch cancelled", {}, 0};
+  };
+  if (s->stopping()) {
+    close_watch(*s, cancelled());
+    co_return;
+  }
+  const auto& r = s->request;
+  const std::string target = build_watch_target(r);
+
+  auto opened = co_await open_connection(*s);
+  if (!opened) {
+    const auto& err = opened.err();
+    close_watch(*s, watch_closed_info{close_reason_for(err.code), err.describe(), {}, 0});
+    co_return;
+  }
+  auto conn = std::move(*opened);
+  auto request = make_request(target, r.metadata_only ? accept_metadata : accept_json);
+  request.keep_alive(false); // a watch connection is never reused
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(boost::none); // a watch is unbounded; lines are bounded instead
+  const auto header_deadline = clock_type::now() + options.request_timeout;
+  error_code ec = co_await conn->write(request, header_deadline);
+  if (!ec)
+    ec = co_await conn->read_header(parser, header_deadline);
+  if (ec) {
+    const auto err = failure(ec, *s, conn.get(), "watch " + target);
+    close_watch(*s, watch_closed_info{close_reason_for(err.code), err.describe(), {}, 0});
+    co_return;
+  }
+  s->control->last_activity = clock_type::now().time_since_epoch().count();
+
+  const int status_code = static_cast<int>(parser.get().result_int());
+  if (status_code != 200) {
+    if (status_code == 401)
+      tokens.refresh(); // the next watch carries a rotated token
+    raw_response response;
+    response.status_code = status_code;
+    response.retry_after_seconds = parse_retry_after(parser.get()[bhttp::field::retry_after]);
+    std::vector<char> chunk(read_chunk_bytes);
+    while (!parser.is_done() && response.body.size() < max_error_body_bytes) {
+      auto [rec, n] =
+          co_await conn->read_body_some(parser, chunk.data(), chunk.size(), header_deadline);
+      if (rec)
+        break; // the status code alone still tells what happened
+      response.body.append(chunk.data(), n);
+    }
+    auto [err, info] = describe_failure(response);
+    close_watch(*s, watch_closed_info{s->stopping() ? watch_close_reason::cancelled
+                                                    : watch_close_reason::http_error,
+                                      err.message, std::move(info), 0});
+    co_return;
+  }
+
+  auto closed = co_await stream_events(*s, *conn, parser);
+  close_watch(*s, closed ? std::move(*closed) : cancelled());
+}
+
+const char* to_string(watch_close_reason reason) noexcept {
+  switch (reason) {
+  case watch_close_reason::end_of_stream:
+    return "end_of_stream";
+  case watch_close_reason::http_error:
+    return "http_error";
+  case watch_close_reason::io_error:
+    return "io_error";
+  case watch_close_reason::tls_error:
+    return "tls_error";
+  case watch_close_reason::timeout:
+    return "timeout";
+  case watch_close_reason::idle_timeout:
+    return "idle_timeout";
+  case watch_close_reason::line_too_large:
+    return "line_too_large";
+  case watch_close_reason::decode_error:
+    return "decode_error";
+  case watch_close_reason::cancelled:
+    return "cancelled";
+  }
+  return "unknown";
+}
+
+// --- watch_handle ---
+
+std::uint64_t watch_handle::id() const noexcept {
+  return control_ ? control_->id : 0;
+}
+
+void watch_handle::cancel() const {
+  if (!control_ || control_->closed)
+    return;
+  control_->cancel_requested = true;
+  control_->liveness->post([control = control_] {
+    if (auto session = control->session.lock())
+      session->abort();
+  });
+}
+
+void watch_handle::add_credit(std::size_t n) const {
+  if (!control_ || control_->closed || n == 0)
+    return;
+  control_->liveness->post([control = control_, n] {
+    if (auto session = control->session.lock())
+      session->add_credit(n);
+  });
+}
+
+std::uint64_t watch_handle::bytes_received() const noexcept {
+  return control_ ? control_->bytes_received.load() : 0;
+}
+
+clock_type::time_point watch_handle::last_activity() const noexcept {
+  return control_ ? clock_type::time_point(clock_type::duration(control_->last_activity.load()))
+                  : clock_type::time_point{};
+}
+
+bool watch_handle::closed() const noexcept {
+  return !control_ || control_->closed;
+}
+
+// --- api_client ---
+
+result<std::unique_ptr<api_client>> api_client::create(const connection_config& config,
+                                                       const client_options& options) {
+  auto endpoint = parse_server_url(config.server);
+  if (!endpoint)
+    return std::move(endpoint).err();
+  auto state = std::make_unique<impl>(config, std::move(*endpoint), options);
+  if (state->endpoint.tls) {
+    if (auto tls = state->configure_tls(); !tls)
+      return std::move(tls).err();
+  }
+  state->thread = std::thread([ioc = &state->ioc] { ioc->run(); });
+  return std::unique_ptr<api_client>(new api_client(std::move(state)));
+}
+
+api_client::api_client(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
+
+api_client::~api_client() {
+  {
+    std::lock_guard lock(impl_->liveness->mutex);
+    impl_->liveness->ioc = nullptr; // handles stop posting
+  }
+  asio::post(impl_->ioc, [state = impl_.get()] { state->stop_all(); });
+  impl_->work.reset();
+  if (impl_->thread.joinable())
+    impl_->thread.join();
+}
+
+std::string api_client::list_target(const list_request& request) const {
+  return impl_->endpoint.base_path + build_list_target(request);
+}
+
+std::string api_client::watch_target(const watch_request& request) const {
+  return impl_->endpoint.base_path + build_watch_target(request);
+}
+
+void api_client::list(const list_request& request, list_callback callback) {
+  asio::post(impl_->ioc, [state = impl_.get(), request, callback = std::move(callback)] {
+    if (state->stopping) {
+      callback(make_error(errc::cancelled, "client shutting down"), response_info{});
+      return;
+    }
+    auto op = std::make_shared<operation>(state->ioc);
+    op->id = state->next_id++;
+    asio::co_spawn(state->ioc, state->run_list(op, request, callback), asio::detached);
+  });
+}
+
+void api_client::get(const std::string& path, const std::string& accept, get_callback callback) {
+  asio::post(impl_->ioc, [state = impl_.get(), path, accept, callback = std::move(callback)] {
+    if (state->stopping) {
+      callback(make_error(errc::cancelled, "client shutting down"));
+      return;
+    }
+    auto op = std::make_shared<operation>(state->ioc);
+    op->id = state->next_id++;
+    asio::co_spawn(state->ioc, state->run_get(op, path, accept, callback), asio::detached);
+  });
+}
+
+result<http_response> api_client::get_sync(const std::string& path, const std::string& accept) {
+  if (std::this_thread::get_id() == impl_->thread.get_id())
+    return make_error(errc::invalid_argument, "get_sync called on the client's I/O thread");
+  std::promise<result<http_response>> done;
+  auto answer = done.get_future();
+  get(path, accept,
+      [&done](result<http_response> response) { done.set_value(std::move(response)); });
+  return answer.get();
+}
+
+watch_handle api_client::watch(const watch_request& request, watch_callbacks callbacks) {
+  auto control = std::make_shared<watch_control>();
+  control->id = impl_->next_id++;
+  control->liveness = impl_->liveness;
+  control->last_activity = clock_type::now().time_since_epoch().count();
+  asio::post(impl_->ioc,
+             [state = impl_.get(), control, request, callbacks = std::move(callbacks)]() mutable {
+               auto session = std::make_shared<watch_session>(state->ioc);
+               session->id = control->id;
+               session->request = std::move(request);
+               session->callbacks = std::move(callbacks);
+               session->credit = session->request.initial_credit;
+               session->control = control;
+               control->session = session;
+               asio::co_spawn(state->ioc, state->run_watch(std::move(session)), asio::detached);
+             });
+  return watch_handle(std::move(control));
+}
+
+} // namespace kinformer

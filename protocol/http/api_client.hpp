@@ -1,0 +1,180 @@
+#pragma once
+// The HTTP/1.1 client to the API server: list, watch and get, plain or TLS.
+//
+// One api_client owns one I/O thread running an Asio io_context (blocking network work never
+// runs on actor threads). Every public member is thread-safe; every callback runs on that I/O
+// thread, so callbacks must be short (hand the result on, e.g. with caf::anon_send) and must
+// not call get_sync(). Responses are parsed once, on the I/O thread, with the decoders of
+// protocol/decode.hpp; only object_ptr values leave.
+//
+// Lists and gets may reuse keep-alive connections; every watch gets its own connection, is
+// read one line at a time (never buffered whole), and is flow-controlled by explicit credit:
+// each delivered event spends one credit and at zero credit the client stops reading the socket,
+// so TCP pushes back on the server.
+//
+// Bearer tokens come from `token`, or from `token_file`, re-read when its modification time
+// changes (checked at most once per `token_recheck_interval`, and on every 401: bound service
+// account tokens rotate). A 401 on a list or get is retried once when the token changed.
+//
+// Destroying the client cancels every request (lists and gets complete with errc::cancelled,
+// watches close with watch_close_reason::cancelled), waits for those callbacks, and joins the
+// I/O thread. Handles may outlive the client; their calls then do nothing.
+
+#include "protocol/decode.hpp"
+#include "protocol/kube_config.hpp"
+#include "protocol/object.hpp"
+#include "protocol/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace kinformer {
+
+struct client_options {
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)}; // TCP connect + TLS
+  // Bound on a whole list/get exchange, and on a watch's response header.
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
+  std::chrono::milliseconds token_recheck_interval{std::chrono::seconds(60)};
+  std::size_t max_body_bytes = std::size_t{1} << 30; // list/get bodies larger fail as too_large
+  std::size_t max_idle_connections = 4;              // kept-alive connections for lists and gets
+  std::string user_agent = "kinformer/0.1";
+};
+
+// What the server said about a request beyond its body.
+struct response_info {
+  int http_status = 0;                    // 0 when no response arrived (I/O, TLS, timeout)
+  std::optional<status> server_status;    // the decoded Status, when a failure carried one
+  std::optional<int> retry_after_seconds; // Retry-After header, else details.retryAfterSeconds
+};
+
+struct http_response {
+  int status_code = 0;
+  std::string content_type;
+  std::optional<int> retry_after_seconds;
+  std::string body;
+};
+
+struct list_request {
+  std::string path; // "/api/v1/pods", "/apis/apps/v1/namespaces/ns/deployments"
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;       // "" (consistent read), "0" (watch cache) or a version
+  std::string resource_version_match; // "", "NotOlderThan", "Exact"
+  std::string continue_token;
+  std::int64_t limit = 0;                      // 0: no paging
+  bool metadata_only = false;                  // ask for PartialObjectMetadataList
+  const object_transform* transform = nullptr; // must outlive the request
+};
+
+// Exactly one call per list. On failure `page` holds the error (errc::status for an HTTP or
+// Status failure, io, tls, timeout, too_large, invalid_json, cancelled) and `info` the HTTP
+// code and decoded Status, so 410 Expired, 429, 504 ResourceVersionTooLarge and 5xx can be told
+// apart from I/O failures.
+using list_callback = std::function<void(result<list_page> page, const response_info& info)>;
+using get_callback = std::function<void(result<http_response>)>;
+
+inline constexpr std::size_t unlimited_credit = std::numeric_limits<std::size_t>::max();
+
+struct watch_request {
+  std::string path;
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;
+  std::string resource_version_match;
+  bool allow_watch_bookmarks = true;
+  bool send_initial_events = false;
+  int timeout_seconds = 0;                     // 0: the server's default
+  bool metadata_only = false;                  // ask for PartialObjectMetadata events
+  const object_transform* transform = nullptr; // must outlive the watch
+  std::size_t max_line_bytes = std::size_t{16} << 20;
+  std::size_t initial_credit = unlimited_credit; // events deliverable before add_credit
+  // Close with watch_close_reason::idle_timeout when no byte arrives for this long while the
+  // client is reading (a paused watch never times out). Zero: no idle timeout.
+  std::chrono::milliseconds idle_timeout{0};
+};
+
+enum class watch_close_reason {
+  end_of_stream,  // the server ended the response cleanly (timeoutSeconds elapsed, ...)
+  http_error,     // a non-200 answer; see `response`
+  io_error,       // connect failure, reset, connection closed mid-stream
+  tls_error,      // handshake or certificate verification failed
+  timeout,        // connect or response header timed out
+  idle_timeout,   // no bytes for watch_request::idle_timeout
+  line_too_large, // a line longer than max_line_bytes
+  decode_error,   // a line that is not a watch event
+  cancelled,      // watch_handle::cancel() or client shutdown
+};
+const char* to_string(watch_close_reason reason) noexcept;
+
+struct watch_closed_info {
+  watch_close_reason reason = watch_close_reason::end_of_stream;
+  std::string message;    // human-readable detail
+  response_info response; // for http_error: code, Status, Retry-After
+  std::uint64_t events_delivered = 0;
+};
+
+struct watch_callbacks {
+  std::function<void(watch_event&&)> on_event;             // one call per line, in order
+  std::function<void(const watch_closed_info&)> on_closed; // exactly one call, after the last event
+};
+
+struct watch_control; // shared by a handle and its stream; defined in api_client.cpp
+
+// Refers to one running watch. Copyable; every member is thread-safe and a no-op once the
+// watch is closed or the client is gone.
+class watch_handle {
+public:
+  watch_handle() = default;
+
+  std::uint64_t id() const noexcept;
+  // Stops the watch: no on_event call starts after cancel() returns; on_closed(cancelled)
+  // follows unless the watch had already closed.
+  void cancel() const;
+  // Allows `n` more events. A paused watch resumes reading.
+  void add_credit(std::size_t n) const;
+  // For stall detection by the caller.
+  std::uint64_t bytes_received() const noexcept;
+  std::chrono::steady_clock::time_point last_activity() const noexcept;
+  bool closed() const noexcept;
+
+  explicit operator bool() const noexcept { return control_ != nullptr; }
+
+private:
+  friend class api_client;
+  explicit watch_handle(std::shared_ptr<watch_control> control) : control_(std::move(control)) {}
+  std::shared_ptr<watch_control> control_;
+};
+
+class api_client {
+public:
+  // Validates `config` (server URL, TLS material) and starts the I/O thread.
+  static result<std::unique_ptr<api_client>> create(const connection_config& config,
+                                                    const client_options& options = {});
+  ~api_client();
+  api_client(const api_client&) = delete;
+  api_client& operator=(const api_client&) = delete;
+
+  void list(const list_request& request, list_callback callback);
+  watch_handle watch(const watch_request& request, watch_callbacks callbacks);
+  // Any GET (discovery, single objects). Non-2xx answers are responses, not errors.
+  void get(const std::string& path, const std::string& accept, get_callback callback);
+  // Blocking get, for discovery at start-up and tests. Never call it from a callback.
+  result<http_response> get_sync(const std::string& path,
+                                 const std::string& accept = "application/json");
+
+  // The request target a list or watch request is sent to (path plus query string).
+  std::string list_target(const list_request& request) const;
+  std::string watch_target(const watch_request& request) const;
+
+private:
+  struct impl;
+  explicit api_client(std::unique_ptr<impl> state);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace kinformer

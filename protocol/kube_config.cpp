@@ -1,0 +1,389 @@
+#include "protocol/kube_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kinformer {
+
+namespace {
+
+bool is_digits(std::string_view s) {
+  if (s.empty())
+    return false;
+  for (char c : s)
+    if (c < '0' || c > '9')
+      return false;
+  return true;
+}
+
+result<std::string> read_file(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return make_error(errc::not_found, std::string(what) + " file \"" + path + "\" does not exist");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return make_error(errc::not_found,
+                      std::string(what) + " file \"" + path + "\" is not readable");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+} // namespace
+
+result<std::string> decode_base64(std::string_view text) {
+  static constexpr auto table = [] {
+    std::array<signed char, 256> t{};
+    t.fill(-1);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i)
+      t[static_cast<unsigned char>(alphabet[i])] = static_cast<signed char>(i);
+    return t;
+  }();
+  std::string out;
+  std::uint32_t bits = 0;
+  int nbits = 0;
+  std::size_t symbols = 0, padding = 0;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+      continue;
+    if (c == '=') {
+      ++padding;
+      ++symbols;
+      continue;
+    }
+    const int v = table[static_cast<unsigned char>(c)];
+    if (v < 0 || padding > 0)
+      return make_error(errc::invalid_argument, "not valid base64");
+    bits = (bits << 6) | static_cast<std::uint32_t>(v);
+    nbits += 6;
+    ++symbols;
+    if (nbits >= 8) {
+      nbits -= 8;
+      out.push_back(static_cast<char>((bits >> nbits) & 0xff));
+    }
+  }
+  if (symbols % 4 != 0 || padding > 2)
+    return make_error(errc::invalid_argument, "not valid base64 (truncated or bad padding)");
+  return out;
+}
+
+result<server_endpoint> parse_server_url(std::string_view url) {
+  const auto fail = [&](const std::string& why) {
+    return make_error(errc::invalid_argument, "server URL \"" + std::string(url) + "\": " + why);
+  };
+  server_endpoint ep;
+  std::string_view rest = url;
+  if (rest.starts_with("https://")) {
+    ep.tls = true;
+    rest.remove_prefix(8);
+  } else if (rest.starts_with("http://")) {
+    ep.tls = false;
+    rest.remove_prefix(7);
+  } else {
+    return fail("scheme must be https:// or http://");
+  }
+  const auto path_start = rest.find('/');
+  std::string_view authority = rest.substr(0, path_start);
+  std::string_view path = path_start == std::string_view::npos ? "" : rest.substr(path_start);
+  if (path.find_first_of("?#") != std::string_view::npos)
+    return fail("query strings and fragments are not allowed");
+  if (authority.find('@') != std::string_view::npos)
+    return fail("user information is not allowed");
+  std::string_view port;
+  if (authority.starts_with('[')) {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos)
+      return fail("unterminated '[' in IPv6 host");
+    ep.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':')
+        return fail("unexpected text after ']'");
+      port = after.substr(1);
+      if (port.empty())
+        return fail("empty port");
+    }
+  } else {
+    const auto colon = authority.find(':');
+    if (colon != std::string_view::npos && authority.find(':', colon + 1) != std::string_view::npos)
+      return fail("IPv6 hosts must be written in brackets, as [::1]:6443");
+    ep.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port = authority.substr(colon + 1);
+      if (port.empty())
+        return fail("empty port");
+    }
+  }
+  if (ep.host.empty())
+    return fail("missing host");
+  if (!port.empty()) {
+    if (!is_digits(port) || port.size() > 5 || std::stoi(std::string(port)) == 0 ||
+        std::stoi(std::string(port)) > 65535)
+      return fail("port \"" + std::string(port) + "\" is not a number in 1..65535");
+    ep.port = std::string(port);
+  } else {
+    ep.port = ep.tls ? "443" : "80";
+  }
+  while (path.ends_with('/'))
+    path.remove_suffix(1);
+  ep.base_path = std::string(path);
+  return ep;
+}
+
+result<connection_config> from_server_url(std::string_view url) {
+  auto ep = parse_server_url(url);
+  if (!ep)
+    return std::move(ep).err();
+  connection_config config;
+  config.server = std::string(url);
+  while (config.server.ends_with('/'))
+    config.server.pop_back();
+  config.default_namespace = "default";
+  return config;
+}
+
+result<connection_config> in_cluster_config(std::string_view host, std::string_view port,
+                                            std::string_view service_account_dir) {
+  if (host.empty() || port.empty())
+    return make_error(errc::not_found, "not running in a cluster: KUBERNETES_SERVICE_HOST and "
+                                       "KUBERNETES_SERVICE_PORT must both be set");
+  const std::filesystem::path dir(service_account_dir);
+  connection_config config;
+  const bool ipv6 = host.find(':') != std::string_view::npos;
+  config.server = "https://" + (ipv6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" +
+                  std::string(port);
+  if (auto ep = parse_server_url(config.server); !ep)
+    return make_error(errc::invalid_argument, "in-cluster config: " + ep.err().message);
+
+  // The token is read now to fail early, and again by the client whenever the file changes.
+  config.token_file = (dir / "token").string();
+  auto token = read_file(config.token_file, "service account token");
+  if (!token)
+    return std::move(token).err();
+  config.token = trim(std::move(*token));
+  if (config.token.empty())
+    return make_error(errc::invalid_argument,
+                      "service account token file \"" + config.token_file + "\" is empty");
+
+  config.ca_file = (dir / "ca.crt").string();
+  if (auto ca = read_file(config.ca_file, "service account CA"); !ca)
+    return std::move(ca).err();
+
+  config.default_namespace = "default";
+  const auto ns_path = (dir / "namespace").string();
+  std::error_code ec;
+  if (std::filesystem::exists(ns_path, ec)) {
+    auto ns = read_file(ns_path, "service account namespace");
+    if (!ns)
+      return std::move(ns).err();
+    if (auto value = trim(std::move(*ns)); !value.empty())
+      config.default_namespace = std::move(value);
+  }
+  return config;
+}
+
+result<connection_config> in_cluster_config(std::string_view service_account_dir) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  return in_cluster_config(host ? host : "", port ? port : "", service_account_dir);
+}
+
+namespace {
+
+// Reads kubeconfig nodes, with every error prefixed by the file and the entry it concerns.
+class kubeconfig_reader {
+public:
+  explicit kubeconfig_reader(std::string path)
+      : path_(std::move(path)), dir_(std::filesystem::path(path_).parent_path()) {}
+
+  error fail(const std::string& why) const {
+    return make_error(errc::invalid_argument, "kubeconfig \"" + path_ + "\": " + why);
+  }
+
+  // A string field: empty when absent, an error when present but not a scalar.
+  result<std::string> string_field(const YAML::Node& map, const char* key,
+                                   const std::string& where) const {
+    const YAML::Node node = map[key];
+    if (!node || node.IsNull())
+      return std::string();
+    if (!node.IsScalar())
+      return fail(where + ": " + key + " must be a string");
+    return node.Scalar();
+  }
+
+  result<bool> bool_field(const YAML::Node& map, const char* key, const std::string& where) const {
+    const YAML::Node node = map[key];
+    if (!node || node.IsNull())
+      return false;
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value))
+      return fail(where + ": " + key + " must be true or false");
+    return value;
+  }
+
+  // A file path field, resolved against the kubeconfig's directory when relative.
+  result<std::string> path_field(const YAML::Node& map, const char* key,
+                                 const std::string& where) const {
+    auto value = string_field(map, key, where);
+    if (!value || value->empty())
+      return value;
+    std::filesystem::path p(*value);
+    return p.is_absolute() ? *value : (dir_ / p).lexically_normal().string();
+  }
+
+  result<std::string> base64_field(const YAML::Node& map, const char* key,
+                                   const std::string& where) const {
+    auto value = string_field(map, key, where);
+    if (!value || value->empty())
+      return value;
+    auto decoded = decode_base64(*value);
+    if (!decoded)
+      return fail(where + ": " + key + " is " + decoded.err().message);
+    return decoded;
+  }
+
+  // The `section` body (cluster / user / context) of the entry called `name` in `list_key`.
+  result<YAML::Node> named_entry(const YAML::Node& root, const char* list_key, const char* section,
+                                 const std::string& name) const {
+    const YAML::Node list = root[list_key];
+    if (list && !list.IsNull() && !list.IsSequence())
+      return fail(std::string(list_key) + " must be a list");
+    if (list && list.IsSequence()) {
+      for (const auto& entry : list) {
+        if (!entry.IsMap())
+          return fail(std::string(list_key) + " entries must be maps");
+        const YAML::Node entry_name = entry["name"];
+        if (entry_name && entry_name.IsScalar() && entry_name.Scalar() == name) {
+          const YAML::Node body = entry[section];
+          if (!body || body.IsNull())
+            return YAML::Node(YAML::NodeType::Map);
+          if (!body.IsMap())
+            return fail(std::string(section) + " \"" + name + "\": " + section + " must be a map");
+          return body;
+        }
+      }
+    }
+    return make_error(errc::not_found, "kubeconfig \"" + path_ + "\": no " + section + " named \"" +
+                                           name + "\" in " + list_key);
+  }
+
+  const std::string& path() const { return path_; }
+
+private:
+  std::string path_;
+  std::filesystem::path dir_;
+};
+
+// Shorthand for "take the value or return the error" inside the loader.
+#define KINFORMER_TRY_ASSIGN(target, expr)                                                         \
+  do {                                                                                             \
+    auto try_result_ = (expr);                                                                     \
+    if (!try_result_)                                                                              \
+      return std::move(try_result_).err();                                                         \
+    target = std::move(*try_result_);                                                              \
+  } while (false)
+
+result<connection_config> read_kubeconfig(const kubeconfig_reader& r, const YAML::Node& root,
+                                          std::string_view requested_context) {
+  if (!root.IsMap())
+    return r.fail("the document is not a map");
+  std::string context_name(requested_context);
+  if (context_name.empty())
+    KINFORMER_TRY_ASSIGN(context_name, r.string_field(root, "current-context", "top level"));
+  if (context_name.empty())
+    return r.fail("no current-context is set and no context was given");
+
+  YAML::Node context;
+  KINFORMER_TRY_ASSIGN(context, r.named_entry(root, "contexts", "context", context_name));
+  const std::string context_where = "context \"" + context_name + "\"";
+  std::string cluster_name, user_name;
+  connection_config config;
+  KINFORMER_TRY_ASSIGN(cluster_name, r.string_field(context, "cluster", context_where));
+  KINFORMER_TRY_ASSIGN(user_name, r.string_field(context, "user", context_where));
+  KINFORMER_TRY_ASSIGN(config.default_namespace,
+                       r.string_field(context, "namespace", context_where));
+  if (config.default_namespace.empty())
+    config.default_namespace = "default";
+  if (cluster_name.empty())
+    return r.fail(context_where + ": cluster is missing");
+
+  YAML::Node cluster;
+  KINFORMER_TRY_ASSIGN(cluster, r.named_entry(root, "clusters", "cluster", cluster_name));
+  const std::string cluster_where = "cluster \"" + cluster_name + "\"";
+  KINFORMER_TRY_ASSIGN(config.server, r.string_field(cluster, "server", cluster_where));
+  if (config.server.empty())
+    return r.fail(cluster_where + ": server is missing");
+  if (auto ep = parse_server_url(config.server); !ep)
+    return r.fail(cluster_where + ": " + ep.err().message);
+  while (config.server.ends_with('/'))
+    config.server.pop_back();
+  KINFORMER_TRY_ASSIGN(config.ca_file,
+                       r.path_field(cluster, "certificate-authority", cluster_where));
+  KINFORMER_TRY_ASSIGN(config.ca_data,
+                       r.base64_field(cluster, "certificate-authority-data", cluster_where));
+  KINFORMER_TRY_ASSIGN(config.insecure_skip_tls_verify,
+                       r.bool_field(cluster, "insecure-skip-tls-verify", cluster_where));
+  KINFORMER_TRY_ASSIGN(config.tls_server_name,
+                       r.string_field(cluster, "tls-server-name", cluster_where));
+
+  // A context may name no user: the connection is then anonymous.
+  if (user_name.empty())
+    return config;
+  YAML::Node user;
+  KINFORMER_TRY_ASSIGN(user, r.named_entry(root, "users", "user", user_name));
+  const std::string user_where = "user \"" + user_name + "\"";
+  if (user["exec"])
+    return r.fail(user_where + ": exec credential plugins are not supported");
+  if (user["auth-provider"])
+    return r.fail(user_where + ": auth-provider plugins are not supported");
+  if (user["username"] || user["password"])
+    return r.fail(user_where + ": basic authentication (username/password) is not supported");
+  KINFORMER_TRY_ASSIGN(config.token, r.string_field(user, "token", user_where));
+  KINFORMER_TRY_ASSIGN(config.token_file, r.path_field(user, "tokenFile", user_where));
+  KINFORMER_TRY_ASSIGN(config.client_cert_file,
+                       r.path_field(user, "client-certificate", user_where));
+  KINFORMER_TRY_ASSIGN(config.client_cert_data,
+                       r.base64_field(user, "client-certificate-data", user_where));
+  KINFORMER_TRY_ASSIGN(config.client_key_file, r.path_field(user, "client-key", user_where));
+  KINFORMER_TRY_ASSIGN(config.client_key_data, r.base64_field(user, "client-key-data", user_where));
+  const bool has_cert = !config.client_cert_file.empty() || !config.client_cert_data.empty();
+  const bool has_key = !config.client_key_file.empty() || !config.client_key_data.empty();
+  if (has_cert != has_key)
+    return r.fail(user_where + ": a client certificate needs both client-certificate and " +
+                  "client-key");
+  return config;
+}
+
+#undef KINFORMER_TRY_ASSIGN
+
+} // namespace
+
+result<connection_config> load_kubeconfig(const std::string& path, std::string_view context) {
+  auto text = read_file(path, "kubeconfig");
+  if (!text)
+    return std::move(text).err();
+  kubeconfig_reader reader(path);
+  try {
+    const YAML::Node root = YAML::Load(*text);
+    return read_kubeconfig(reader, root, context);
+  } catch (const YAML::Exception& e) {
+    return reader.fail(std::string("not valid YAML: ") + e.what());
+  }
+}
+
+} // namespace kinformer

@@ -1,0 +1,359 @@
+// The informer actors against the embedded simulator: list, watch, fan-out, late subscribers,
+// slow handlers, and convergence under every fault the simulator injects.
+
+#include "actors/handler.hpp"
+#include "actors/informer.hpp"
+#include "app/kubesim/object_generator.hpp"
+#include "app/kubesim/simulator.hpp"
+#include "app/kubesim/storage.hpp"
+#include "protocol/http/api_client.hpp"
+#include "tests/support/delta_recorder.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <future>
+
+using namespace kinformer;
+using namespace std::chrono_literals;
+using kinformer::testing::delta_recorder;
+
+namespace {
+
+const group_version_resource configmaps{"", "v1", "configmaps"};
+
+std::string config_map(const std::string& ns, const std::string& name, const std::string& value,
+                       const std::string& app = "demo") {
+  boost::json::object obj{{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"metadata",
+                           {{"name", name}, {"namespace", ns}, {"labels", {{"app", app}}}}},
+                          {"data", {{"value", value}}}};
+  return boost::json::serialize(obj);
+}
+
+// One simulator, one HTTP client, one actor system: what every test here starts from.
+struct fixture {
+  sim::simulator server;
+  std::shared_ptr<api_client> client;
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> system;
+  std::vector<caf::actor> spawned;
+
+  explicit fixture(sim::simulator_options options = quiet()) : server(std::move(options)) {
+    REQUIRE(server.start().ok());
+    auto created = api_client::create(*from_server_url(server.url()));
+    REQUIRE(created.ok());
+    client = std::move(created).value();
+    cfg.set("scheduler.max-threads", 2);
+    cfg.set("logger.console", caf::atom("none"));
+    system = std::make_unique<caf::actor_system>(cfg);
+  }
+
+  ~fixture() {
+    for (auto& a : spawned)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    system.reset();
+    client.reset();
+    server.stop();
+  }
+
+  static sim::simulator_options quiet() {
+    sim::simulator_options o;
+    o.bookmark_interval = 200ms;
+    return o;
+  }
+
+  sim::storage& store() { return server.store(); }
+
+  void create(const std::string& ns, const std::string& name, const std::string& value = "v") {
+    auto r = store().create(configmaps, ns, config_map(ns, name, value));
+    REQUIRE(r.ok());
+  }
+  void update(const std::string& ns, const std::string& name, const std::string& value) {
+    auto r = store().update(configmaps, ns, name, config_map(ns, name, value));
+    REQUIRE(r.ok());
+  }
+  void remove(const std::string& ns, const std::string& name) {
+    auto r = store().remove(configmaps, ns, name);
+    REQUIRE(r.ok());
+  }
+
+  // The simulator's truth as key -> resourceVersion.
+  std::map<std::string, std::string> truth() {
+    std::map<std::string, std::string> out;
+    for (auto& v : store().truth(configmaps))
+      out[v.key] = std::to_string(v.resource_version);
+    return out;
+  }
+
+  informer_config config_maps_config() {
+    informer_config c;
+    c.resource = configmaps;
+    c.kind = "ConfigMap";
+    c.watch.page_size = 7; // several pages even for small tests
+    c.watch.min_watch_timeout = 300s;
+    c.watch.max_watch_timeout = 600s;
+    c.retry.initial = 20ms; // fast retries keep fault tests quick
+    c.retry.cap = 200ms;
+    return c;
+  }
+
+  informer_actor informer(informer_config c) {
+    auto inf = spawn_informer(*system, client, std::move(c));
+    spawned.push_back(caf::actor_cast<caf::actor>(inf));
+    return inf;
+  }
+
+  handler_actor handler(informer_actor inf, delta_recorder& rec, subscription_options o = {}) {
+    handler_callbacks cb;
+    cb.on_delta = [&rec](const delta& d) { rec.record(d); };
+    cb.on_synced = [&rec] { rec.mark_synced(); };
+    auto h = spawn_handler(*system, std::move(inf), std::move(cb), std::move(o));
+    spawned.push_back(caf::actor_cast<caf::actor>(h));
+    return h;
+  }
+
+  // Waits until the handler's folded state equals the simulator's truth.
+  bool converges(delta_recorder& rec, std::chrono::milliseconds timeout = 20s) {
+    return rec.wait_for([&](const delta_recorder& r) { return r.state() == truth(); }, timeout);
+  }
+};
+
+template <class T, class... Ts>
+T request(caf::actor_system& sys, const informer_actor& inf, Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  T out{};
+  self->request(inf, caf::infinite, std::forward<Ts>(xs)...)
+      .receive([&](T value) { out = std::move(value); },
+               [&](caf::error& err) { FAIL(sys.render(err)); });
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("an informer lists in pages, then watches, and a handler converges") {
+  fixture f;
+  for (int i = 0; i < 20; ++i)
+    f.create(i % 2 ? "default" : "kube-system", "cm-" + std::to_string(i));
+  auto inf = f.informer(f.config_maps_config());
+  delta_recorder rec;
+  f.handler(inf, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  {
+    auto deltas = rec.deltas_copy();
+    REQUIRE(deltas.size() == 20);
+    for (auto& d : deltas) {
+      CHECK(d.type == delta_type::added);
+      CHECK(d.initial_list);
+    }
+  }
+  f.update("default", "cm-1", "changed");
+  f.remove("kube-system", "cm-0");
+  f.create("default", "cm-new");
+  REQUIRE(f.converges(rec));
+  auto deltas = rec.deltas_copy();
+  CHECK(rec.out_of_order().empty());
+  CHECK(std::count_if(deltas.begin(), deltas.end(), [](const delta& d) {
+          return d.type == delta_type::deleted && d.object->key() == "kube-system/cm-0";
+        }) == 1);
+  auto updated = std::find_if(deltas.begin(), deltas.end(), [](const delta& d) {
+    return d.type == delta_type::updated && d.object->key() == "default/cm-1";
+  });
+  REQUIRE(updated != deltas.end());
+  REQUIRE(updated->old_object);
+  CHECK_FALSE(updated->initial_list);
+
+  CHECK(request<bool>(*f.system, inf, atoms::wait_sync_atom::value));
+  auto one = request<object_ptr>(*f.system, inf, atoms::get_atom::value,
+                                 std::string("default/cm-1"));
+  REQUIRE(one);
+  CHECK(one->json().at("data").at("value") == "changed");
+  list_options only_default;
+  only_default.namespace_ = "default";
+  auto listed = request<object_list>(*f.system, inf, atoms::list_atom::value, only_default);
+  CHECK(listed.size() == 11);
+}
+
+TEST_CASE("a late subscriber gets the stored objects flagged initial, then synced") {
+  fixture f;
+  for (int i = 0; i < 5; ++i)
+    f.create("default", "cm-" + std::to_string(i));
+  auto inf = f.informer(f.config_maps_config());
+  delta_recorder first;
+  f.handler(inf, first);
+  REQUIRE(first.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  f.create("default", "cm-after-sync");
+  REQUIRE(f.converges(first));
+
+  delta_recorder late;
+  f.handler(inf, late);
+  REQUIRE(late.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  auto deltas = late.deltas_copy();
+  REQUIRE(deltas.size() == 6);
+  for (auto& d : deltas) {
+    CHECK(d.type == delta_type::added);
+    CHECK(d.initial_list);
+  }
+  f.update("default", "cm-2", "x");
+  REQUIRE(f.converges(late));
+  REQUIRE(f.converges(first));
+}
+
+TEST_CASE("a slow handler neither blocks the informer nor a fast handler, and converges") {
+  fixture f;
+  for (int i = 0; i < 10; ++i)
+    f.create("default", "cm-" + std::to_string(i));
+  auto inf = f.informer(f.config_maps_config());
+  delta_recorder fast;
+  f.handler(inf, fast);
+
+  // The slow handler blocks in its first callback until the test opens the gate.
+  std::promise<void> gate;
+  auto opened = gate.get_future().share();
+  delta_recorder slow;
+  handler_callbacks cb;
+  cb.on_delta = [&slow, opened](const delta& d) {
+    opened.wait();
+    slow.record(d);
+  };
+  cb.on_synced = [&slow] { slow.mark_synced(); };
+  subscription_options small;
+  small.queue_bound = 4;
+  small.window = 2;
+  small.max_batch = 1;
+  REQUIRE(fast.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  auto h = spawn_handler(*f.system, inf, std::move(cb), small);
+  f.spawned.push_back(caf::actor_cast<caf::actor>(h));
+
+  // Many updates of few keys while the slow handler is stuck.
+  for (int round = 0; round < 20; ++round)
+    for (int i = 0; i < 10; ++i)
+      f.update("default", "cm-" + std::to_string(i), "r" + std::to_string(round));
+  REQUIRE(f.converges(fast));
+  gate.set_value();
+  REQUIRE(f.converges(slow));
+  CHECK(slow.out_of_order().empty());
+  // Coalescing means the slow handler saw fewer deltas than the fast one.
+  CHECK(slow.deltas_copy().size() < fast.deltas_copy().size());
+}
+
+TEST_CASE("a resync period delivers synthetic sync deltas") {
+  fixture f;
+  f.create("default", "cm-0");
+  auto inf = f.informer(f.config_maps_config());
+  delta_recorder rec;
+  subscription_options o;
+  o.resync_period = 50ms;
+  f.handler(inf, rec, o);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) {
+    return std::count_if(r.deltas().begin(), r.deltas().end(),
+                         [](const delta& d) { return d.type == delta_type::sync; }) >= 2;
+  }));
+}
+
+namespace {
+
+// Runs churn on one thread while `fault` is injected, then checks convergence.
+void converges_under(fixture& f, const std::function<void()>& fault, informer_config c) {
+  for (int i = 0; i < 30; ++i)
+    f.create("default", "cm-" + std::to_string(i));
+  auto inf = f.informer(std::move(c));
+  delta_recorder rec;
+  f.handler(inf, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+
+  // Deletes and updates while the informer is cut off, plus some after.
+  fault();
+  for (int i = 0; i < 10; ++i)
+    f.remove("default", "cm-" + std::to_string(i));
+  for (int i = 10; i < 20; ++i)
+    f.update("default", "cm-" + std::to_string(i), "after-fault");
+  for (int i = 30; i < 35; ++i)
+    f.create("default", "cm-" + std::to_string(i));
+  fault();
+  f.update("default", "cm-25", "last");
+
+  REQUIRE(f.converges(rec, 30s));
+  CHECK(rec.out_of_order().empty());
+  // Every removed object was delivered as deleted.
+  auto deleted = rec.deltas_copy();
+  for (int i = 0; i < 10; ++i) {
+    auto key = "default/cm-" + std::to_string(i);
+    CHECK(std::any_of(deleted.begin(), deleted.end(), [&](const delta& d) {
+      return d.type == delta_type::deleted && d.object->key() == key;
+    }));
+  }
+  // The store itself equals the truth too.
+  auto snapshot = request<store_snapshot>(*f.system, inf, atoms::snapshot_atom::value);
+  std::map<std::string, std::string> stored;
+  for (auto& obj : snapshot.list())
+    stored[obj->key()] = std::string(obj->meta().resource_version);
+  CHECK(stored == f.truth());
+}
+
+} // namespace
+
+TEST_CASE("convergence when every watch is dropped") {
+  fixture f;
+  converges_under(f, [&] { f.server.drop_watches(); }, f.config_maps_config());
+}
+
+TEST_CASE("convergence when watches fail with 410 Gone and the history is compacted") {
+  fixture f;
+  converges_under(
+      f,
+      [&] {
+        f.store().fail_next_watches(2);
+        f.store().compact();
+        f.server.drop_watches();
+      },
+      f.config_maps_config());
+}
+
+TEST_CASE("convergence after an etcd restore (every old resourceVersion is gone)") {
+  fixture f;
+  converges_under(
+      f,
+      [&] {
+        f.store().restore();
+        f.server.drop_watches();
+      },
+      f.config_maps_config());
+}
+
+TEST_CASE("convergence when lists fail with 500 and 429, deletes inferred on relist") {
+  fixture f;
+  int round = 0;
+  converges_under(
+      f,
+      [&] {
+        // Compaction forces a relist; the relist then fails first with 500, later with 429.
+        f.store().compact();
+        if (round++ == 0)
+          f.store().fail_next_lists(2, 500);
+        else
+          f.store().fail_next_lists(2, 429, 0);
+        f.store().fail_next_watches(1);
+        f.server.drop_watches();
+      },
+      f.config_maps_config());
+}
+
+TEST_CASE("convergence when a watch stalls") {
+  sim::simulator_options o;
+  o.bookmark_interval = 60s; // nothing on the wire while stalled
+  fixture f(o);
+  auto c = f.config_maps_config();
+  c.watch.stall_timeout = 300ms;
+  converges_under(f, [&] { f.server.stall_watches(); }, c);
+}
+
+TEST_CASE("streaming lists sync and converge") {
+  fixture f;
+  auto c = f.config_maps_config();
+  c.watch.streaming_list = true;
+  converges_under(f, [&] { f.server.drop_watches(); }, c);
+}

@@ -1,0 +1,92 @@
+#pragma once
+// Every figure one informer_bench run produces, and the two ways it prints them: a table for
+// people and one JSON line for scripts.
+
+#include "tests/bench/parse_ceiling.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace kinformer::bench {
+
+struct bench_settings {
+  std::size_t pods = 100'000;
+  std::size_t namespaces = 50;
+  std::uint64_t events = 1'000'000;
+  std::size_t pod_bytes = 3500;
+  bool metadata_only = false;
+  bool drop_managed_fields = false;
+  bool drain_bursts = false; // time only the delivery of bursts written while watches are held
+  std::uint64_t max_lag = 10'000;
+  std::size_t limit_sample_lines = 32'768;
+  std::uint64_t seed = 1;
+  unsigned timeout_seconds = 300;
+};
+
+struct bench_results {
+  bench_settings settings;
+  double load_seconds = 0; // filling the simulator's storage (not part of any rate)
+
+  // Sync: from spawning the informer to the handler's synced.
+  std::size_t list_items = 0;
+  std::uint64_t list_bytes = 0; // the items' JSON as the server sends them
+  double sync_seconds = 0;
+
+  // Events: from the first write to the last delta received.
+  std::uint64_t updates_written = 0;
+  std::uint64_t deltas_delivered = 0;
+  std::uint64_t event_bytes = 0; // the watch lines the informer's watch is sent
+  double event_seconds = 0;      // wall time of the whole event phase
+  double delivery_seconds = 0;   // what the event rates divide by: event_seconds, or in drain
+                                 // mode the time from each burst's release to its last delta
+  double writer_seconds = 0;
+  double writer_throttled_seconds = 0;
+
+  // Memory, in bytes.
+  std::size_t rss_before_informer = 0;
+  std::size_t rss_after_sync = 0;
+  std::size_t rss_at_end = 0;
+  std::size_t peak_rss = 0;
+
+  // Boost.JSON alone on the same bytes.
+  parse_ceiling list_limit;
+  parse_ceiling event_limit;
+  std::uint64_t event_sample_every = 1;
+
+  // The informer's store against the simulator's truth at the end.
+  std::size_t informer_objects = 0;
+  std::string informer_resource_version;
+  std::string storage_resource_version;
+  bool consistent = false;
+
+  double sync_megabytes_per_second() const { return rate(list_bytes, sync_seconds) / 1e6; }
+  double sync_objects_per_second() const { return rate(list_items, sync_seconds); }
+  double events_per_second() const { return rate(deltas_delivered, delivery_seconds); }
+  double event_megabytes_per_second() const { return rate(event_bytes, delivery_seconds) / 1e6; }
+  double writer_per_second() const { return rate(updates_written, writer_seconds); }
+  double writer_unthrottled_per_second() const {
+    return rate(updates_written, writer_seconds - writer_throttled_seconds);
+  }
+  double rss_per_object() const {
+    return list_items == 0 || rss_after_sync < rss_before_informer
+               ? 0
+               : double(rss_after_sync - rss_before_informer) / list_items;
+  }
+  double sync_share_of_limit() const {
+    return share(sync_megabytes_per_second(), list_limit.megabytes_per_second());
+  }
+  double event_share_of_limit() const {
+    return share(event_megabytes_per_second(), event_limit.megabytes_per_second());
+  }
+
+private:
+  static double rate(double amount, double seconds) { return seconds > 0 ? amount / seconds : 0; }
+  static double share(double value, double limit) { return limit > 0 ? value / limit : 0; }
+};
+
+void print_table(std::ostream& out, const bench_results& r);
+std::string json_line(const bench_results& r);
+
+} // namespace kinformer::bench

@@ -1,0 +1,31 @@
+#include "tests/bench/process_memory.hpp"
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace kinformer::bench {
+
+void release_free_heap() {
+  malloc_trim(0);
+}
+
+std::size_t current_rss_bytes() {
+  // statm: size resident shared text lib data dt, all in pages.
+  std::ifstream statm("/proc/self/statm");
+  std::size_t size_pages = 0, resident_pages = 0;
+  if (!(statm >> size_pages >> resident_pages))
+    return 0;
+  return resident_pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::size_t peak_rss_bytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<std::size_t>(usage.ru_maxrss) * 1024; // Linux reports kilobytes
+}
+
+} // namespace kinformer::bench

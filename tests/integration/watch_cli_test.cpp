@@ -1,0 +1,677 @@
+// End to end: the kinformer-watch program against the kubesim program, both as child processes.
+//
+// kinformer-watch's JSON lines are folded into key -> resourceVersion and compared with the
+// simulator's truth (GET /sim/truth) after churn and after each injected watch fault; namespace
+// and label selector options must restrict what is printed; bad arguments must exit with 2.
+//
+// Synchronisation: a reader thread per child pipe, a condition variable for stdout lines, a
+// waiter thread per child for its exit. The only loop with a pause is the documented way to
+// learn that churn has finished: polling GET /sim/churn.
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace json = boost::json;
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+using net::ip::tcp;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// A child process with piped stdout (read line by line) and stderr (collected), killed and
+// reaped on destruction whatever happened.
+
+class child_process {
+public:
+  explicit child_process(std::vector<std::string> argv) {
+    int out[2], err[2];
+    // Close-on-exec, so that other children never inherit a write end and keep a pipe open.
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+    std::vector<char*> args;
+    for (auto& a : argv)
+      args.push_back(a.data());
+    args.push_back(nullptr);
+    int spawned = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    ::close(err[1]);
+    if (spawned != 0) {
+      ::close(out[0]);
+      ::close(err[0]);
+      FAIL("cannot start " << argv[0] << ": " << std::strerror(spawned));
+    }
+    name_ = argv[0];
+    exit_status_ = exit_promise_.get_future().share();
+    stdout_reader_ = std::thread([this, fd = out[0]] { read_lines(fd); });
+    stderr_reader_ = std::thread([this, fd = err[0]] { collect_stderr(fd); });
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  ~child_process() {
+    // The waiter leaves the child a zombie until we reap it here, so its pid cannot be reused
+    // by another process while we may still signal it.
+    if (exit_status_.wait_for(0s) != std::future_status::ready) {
+      ::kill(pid_, SIGTERM);
+      if (exit_status_.wait_for(5s) != std::future_status::ready) {
+        WARN(name_ << " ignored SIGTERM for 5 s: killed");
+        ::kill(pid_, SIGKILL);
+      }
+    }
+    waiter_.join();
+    int ignored = 0;
+    ::waitpid(pid_, &ignored, 0);
+    stdout_reader_.join();
+    stderr_reader_.join();
+  }
+
+  // The next stdout line (without its newline); nullopt at end of stream or after `timeout`.
+  std::optional<std::string> next_line(steady::duration timeout) {
+    std::unique_lock lock(mutex_);
+    if (!lines_changed_.wait_for(lock, timeout, [&] { return !lines_.empty() || stdout_closed_; }))
+      return std::nullopt;
+    if (lines_.empty())
+      return std::nullopt;
+    std::string line = std::move(lines_.front());
+    lines_.pop_front();
+    return line;
+  }
+
+  // The exit code (128 + N when killed by signal N); nullopt if still running after `timeout`.
+  std::optional<int> wait_exit(steady::duration timeout) {
+    if (exit_status_.wait_for(timeout) != std::future_status::ready)
+      return std::nullopt;
+    return exit_status_.get();
+  }
+
+  // Everything written to stderr; complete once the process has exited and the pipe drained.
+  std::string stderr_text() {
+    std::unique_lock lock(mutex_);
+    lines_changed_.wait_for(lock, 5s, [&] { return stderr_closed_; });
+    return stderr_;
+  }
+
+  void terminate() { ::kill(pid_, SIGTERM); }
+
+private:
+  void read_lines(int fd) {
+    std::string partial;
+    char buffer[8192];
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        break;
+      }
+      partial.append(buffer, static_cast<std::size_t>(n));
+      std::lock_guard lock(mutex_);
+      for (std::size_t newline; (newline = partial.find('\n')) != std::string::npos;) {
+        lines_.push_back(partial.substr(0, newline));
+        partial.erase(0, newline + 1);
+      }
+      lines_changed_.notify_all();
+    }
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    if (!partial.empty())
+      lines_.push_back(partial);
+    stdout_closed_ = true;
+    lines_changed_.notify_all();
+  }
+
+  void collect_stderr(int fd) {
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        break;
+      }
+      std::lock_guard lock(mutex_);
+      stderr_.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    stderr_closed_ = true;
+    lines_changed_.notify_all();
+  }
+
+  void wait_for_exit() {
+    siginfo_t info{};
+    // WNOWAIT: learn about the exit without reaping; the destructor reaps.
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0)
+      if (errno != EINTR) {
+        exit_promise_.set_value(-1);
+        return;
+      }
+    exit_promise_.set_value(info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status);
+  }
+
+  std::string name_;
+  pid_t pid_ = -1;
+  std::mutex mutex_;
+  std::condition_variable lines_changed_;
+  std::deque<std::string> lines_;
+  bool stdout_closed_ = false;
+  std::string stderr_;
+  bool stderr_closed_ = false;
+  std::promise<int> exit_promise_;
+  std::shared_future<int> exit_status_;
+  std::thread stdout_reader_, stderr_reader_, waiter_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The simulator as a child process, and its HTTP interface.
+
+struct http_reply {
+  int status = 0;
+  std::string body;
+};
+
+class kubesim {
+public:
+  kubesim(std::size_t pods, std::size_t namespaces)
+      : process_({KUBESIM_PATH, "--listen", "127.0.0.1:0", "--pods", std::to_string(pods),
+                  "--namespaces", std::to_string(namespaces)}) {
+    auto first = process_.next_line(20s);
+    INFO("kubesim stderr: " << (first ? "" : process_.stderr_text()));
+    REQUIRE(first);
+    const std::string prefix = "listening on ";
+    REQUIRE(first->rfind(prefix, 0) == 0);
+    url_ = first->substr(prefix.size());
+    auto colon = url_.rfind(':');
+    REQUIRE(colon != std::string::npos);
+    port_ = static_cast<std::uint16_t>(std::stoi(url_.substr(colon + 1)));
+  }
+
+  const std::string& url() const { return url_; }
+
+  http_reply call(http::verb method, const std::string& target) {
+    net::io_context ioc;
+    tcp::socket socket(ioc);
+    boost::system::error_code ec;
+    socket.connect({net::ip::make_address("127.0.0.1"), port_}, ec);
+    INFO(target);
+    REQUIRE_FALSE(ec);
+    // A hung simulator fails the test instead of hanging it.
+    timeval tv{10, 0};
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    http::request<http::string_body> req{method, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.prepare_payload();
+    http::write(socket, req, ec);
+    REQUIRE_FALSE(ec);
+    boost::beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 * 1024 * 1024);
+    http::read(socket, buffer, parser, ec);
+    INFO(ec.message());
+    REQUIRE_FALSE(ec);
+    return {static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
+  }
+
+  json::value call_json(http::verb method, const std::string& target) {
+    auto reply = call(method, target);
+    INFO(target << " -> " << reply.status << " " << reply.body.substr(0, 500));
+    REQUIRE(reply.status == 200);
+    boost::system::error_code ec;
+    auto value = json::parse(reply.body, ec);
+    REQUIRE_FALSE(ec);
+    return value;
+  }
+
+  void post(const std::string& target) { call_json(http::verb::post, target); }
+
+  // Starts churn of `count` writes at full speed.
+  void start_churn(std::size_t count) {
+    post("/sim/churn?rate=max&count=" + std::to_string(count));
+  }
+
+  // Returns once the churn has made all its writes.
+  void wait_churn_done() {
+    auto deadline = steady::now() + 30s;
+    for (;;) {
+      auto state = call_json(http::verb::get, "/sim/churn");
+      if (!state.at("running").as_bool())
+        return;
+      REQUIRE(steady::now() < deadline);
+      std::this_thread::sleep_for(10ms); // the poll interval; churn offers no notification
+    }
+  }
+
+  // key -> resourceVersion of every pod in the simulator's storage.
+  std::map<std::string, std::string> truth() {
+    std::map<std::string, std::string> out;
+    for (const auto& entry : call_json(http::verb::get, "/sim/truth?resource=pods").as_array())
+      out.emplace(json::value_to<std::string>(entry.at("key")),
+                  json::value_to<std::string>(entry.at("resourceVersion")));
+    return out;
+  }
+
+  // key -> labels of every pod, from a plain list.
+  std::map<std::string, json::object> pod_labels() {
+    std::map<std::string, json::object> out;
+    auto list = call_json(http::verb::get, "/api/v1/pods");
+    for (const auto& item : list.at("items").as_array()) {
+      const auto& meta = item.at("metadata").as_object();
+      std::string key = json::value_to<std::string>(meta.at("namespace")) + "/" +
+                        json::value_to<std::string>(meta.at("name"));
+      const auto* labels = meta.if_contains("labels");
+      out.emplace(std::move(key), labels ? labels->as_object() : json::object{});
+    }
+    return out;
+  }
+
+private:
+  child_process process_;
+  std::string url_;
+  std::uint16_t port_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// kinformer-watch's output folded into the state it describes, checking each line on the way.
+
+std::optional<std::uint64_t> revision(const std::string& text) {
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    return std::nullopt;
+  return n;
+}
+
+class watch_fold {
+public:
+  // Named in every problem found from now on, to tell which fault it followed.
+  std::string phase = "initial list";
+
+  std::map<std::string, std::string> objects; // key -> resourceVersion, as printed
+  std::set<std::string> deleted_keys;         // every key a DELETED line named
+  std::set<std::string> readded_keys;         // keys ADDED again after a DELETED
+  std::size_t initial_adds = 0;
+  std::size_t initial_adds_before_sync = 0;
+  std::size_t synced = 0;
+  std::size_t lines = 0;
+  std::size_t final_state_unknown_deletes = 0;
+  std::vector<std::string> problems;
+
+  void apply(const std::string& line) {
+    ++lines;
+    boost::system::error_code ec;
+    auto parsed = json::parse(line, ec);
+    if (ec || !parsed.is_object())
+      return problem("not a JSON object", line);
+    const auto& o = parsed.as_object();
+    auto text = [&](const char* field) -> std::string {
+      const auto* v = o.if_contains(field);
+      return v && v->is_string() ? std::string(v->get_string()) : std::string();
+    };
+    auto flag = [&](const char* field) {
+      const auto* v = o.if_contains(field);
+      return v && v->is_bool() && v->get_bool();
+    };
+    std::string type = text("type");
+    if (type == "SYNCED") {
+      if (++synced > 1)
+        problem("SYNCED printed again", line);
+      initial_adds_before_sync = initial_adds;
+      return;
+    }
+    std::string key = text("key");
+    std::string rv = text("resourceVersion");
+    auto number = revision(rv);
+    if (key.empty() || !number || (type != "ADDED" && type != "UPDATED" && type != "DELETED"))
+      return problem("malformed delta", line);
+
+    bool initial = flag("initialList");
+    if (initial) {
+      ++initial_adds;
+      if (type != "ADDED" || synced > 0)
+        problem("initialList on a delta that is not an initial ADDED", line);
+    } else if (synced == 0) {
+      problem("a delta that is not initialList before SYNCED", line);
+    }
+    bool unknown = flag("finalStateUnknown");
+    if (unknown && type != "DELETED")
+      problem("finalStateUnknown on a delta that is not DELETED", line);
+
+    auto [highest, first] = highest_rv_.try_emplace(key, *number);
+    if (!first) {
+      if (*number < highest->second)
+        problem("resourceVersion went back from " + std::to_string(highest->second), line);
+      highest->second = std::max(highest->second, *number);
+    }
+    if (type == "DELETED") {
+      final_state_unknown_deletes += unknown;
+      if (objects.erase(key) == 0)
+        problem("DELETED for a key not present", line);
+      deleted_keys.insert(key);
+    } else {
+      bool present = objects.contains(key);
+      if (type == "ADDED" && present)
+        problem("ADDED for a key already present", line);
+      if (type == "ADDED" && deleted_keys.contains(key))
+        readded_keys.insert(key);
+      if (type == "UPDATED" && !present)
+        problem("UPDATED for a key not present", line);
+      objects[key] = rv;
+    }
+  }
+
+  // Every key any line named.
+  std::set<std::string> keys_seen() const {
+    std::set<std::string> out;
+    for (const auto& [key, rv] : highest_rv_)
+      out.insert(key);
+    return out;
+  }
+
+  std::string describe_problems() const {
+    std::ostringstream out;
+    for (std::size_t i = 0; i < problems.size() && i < 20; ++i)
+      out << problems[i] << "\n";
+    if (problems.size() > 20)
+      out << "... " << problems.size() - 20 << " more\n";
+    return out.str();
+  }
+
+private:
+  void problem(const std::string& what, const std::string& line) {
+    problems.push_back("[" + phase + "] " + what + ": " + line);
+  }
+
+  std::map<std::string, std::uint64_t> highest_rv_;
+};
+
+// Where the fold and the truth differ, for a failure message.
+std::string difference(const std::map<std::string, std::string>& folded,
+                       const std::map<std::string, std::string>& truth) {
+  std::ostringstream out;
+  std::size_t shown = 0, total = 0;
+  auto note = [&](const std::string& text) {
+    if (shown++ < 15)
+      out << "  " << text << "\n";
+    ++total;
+  };
+  for (const auto& [key, rv] : truth) {
+    auto it = folded.find(key);
+    if (it == folded.end())
+      note("missing " + key + " (truth rv " + rv + ")");
+    else if (it->second != rv)
+      note("stale " + key + ": printed rv " + it->second + ", truth rv " + rv);
+  }
+  for (const auto& [key, rv] : folded)
+    if (!truth.contains(key))
+      note("extra " + key + " (printed rv " + rv + ")");
+  out << total << " differences (" << folded.size() << " printed, " << truth.size() << " in truth)";
+  return out.str();
+}
+
+// kinformer-watch as a child process, with its output folded as it is read.
+class watcher {
+public:
+  explicit watcher(const std::vector<std::string>& extra) : process_(arguments(extra)) {}
+
+  watch_fold fold;
+
+  // Reads until SYNCED has been printed; false after `timeout` or at end of output.
+  bool wait_synced(steady::duration timeout = 20s) {
+    auto deadline = steady::now() + timeout;
+    while (fold.synced == 0)
+      if (!read_one(deadline))
+        return false;
+    return true;
+  }
+
+  // Reads until the folded state equals `truth`; false after `timeout` or at end of output.
+  bool wait_converged(const std::map<std::string, std::string>& truth,
+                      steady::duration timeout = 30s) {
+    auto deadline = steady::now() + timeout;
+    while (fold.objects != truth)
+      if (!read_one(deadline))
+        return false;
+    return true;
+  }
+
+  child_process& process() { return process_; }
+
+private:
+  static std::vector<std::string> arguments(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{KINFORMER_WATCH_PATH};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  bool read_one(steady::time_point deadline) {
+    auto now = steady::now();
+    auto line = process_.next_line(deadline > now ? deadline - now : steady::duration::zero());
+    if (!line)
+      return false;
+    fold.apply(*line);
+    return true;
+  }
+
+  child_process process_;
+};
+
+std::map<std::string, std::string> in_namespace(const std::map<std::string, std::string>& truth,
+                                                const std::string& ns) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, rv] : truth)
+    if (key.rfind(ns + "/", 0) == 0)
+      out.emplace(key, rv);
+  return out;
+}
+
+std::string label(const json::object& labels, const char* name) {
+  const auto* v = labels.if_contains(name);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// The truth restricted to pods whose label `name` has `value`, judged from the pods' labels.
+std::map<std::string, std::string> with_label(kubesim& sim, const char* name,
+                                              const std::string& value) {
+  auto labels = sim.pod_labels();
+  std::map<std::string, std::string> out;
+  for (const auto& [key, rv] : sim.truth())
+    if (auto it = labels.find(key); it != labels.end() && label(it->second, name) == value)
+      out.emplace(key, rv);
+  return out;
+}
+
+// Waits for the fold to match `truth`; fails with the differences otherwise.
+void require_converges(watcher& watch, const std::map<std::string, std::string>& truth) {
+  bool converged = watch.wait_converged(truth);
+  INFO("phase: " << watch.fold.phase << "\n"
+                 << difference(watch.fold.objects, truth) << "\nproblems:\n"
+                 << watch.fold.describe_problems()
+                 << "kinformer-watch stderr: " << (converged ? "" : watch.process().stderr_text()));
+  REQUIRE(converged);
+}
+
+} // namespace
+
+TEST_CASE("kinformer-watch syncs 300 pods and follows churn through watch faults", "[watch_cli]") {
+  kubesim sim(300, 3);
+  watcher watch({"--server", sim.url(), "pods"});
+
+  REQUIRE(watch.wait_synced());
+  INFO(watch.fold.describe_problems());
+  CHECK(watch.fold.initial_adds_before_sync == 300);
+  CHECK(watch.fold.initial_adds == 300);
+  require_converges(watch, sim.truth());
+
+  // Each phase churns at full speed with the fault injected while it runs, then requires the
+  // printed state to catch up, so a failure names the fault it followed.
+  struct phase {
+    const char* name;
+    std::vector<std::string> faults;
+  };
+  const std::vector<phase> phases{
+      {"churn", {}},
+      {"drop-watches", {"/sim/faults/drop-watches"}},
+      // fail-watches answers the next watches: dropping the open one makes the next come now.
+      {"fail-watches?count=2", {"/sim/faults/fail-watches?count=2", "/sim/faults/drop-watches"}},
+      {"compact", {"/sim/faults/compact", "/sim/faults/drop-watches"}},
+      {"restore", {"/sim/faults/restore", "/sim/faults/drop-watches"}},
+  };
+  for (const auto& p : phases) {
+    watch.fold.phase = p.name;
+    sim.start_churn(400);
+    for (const auto& fault : p.faults)
+      sim.post(fault);
+    sim.wait_churn_done();
+    require_converges(watch, sim.truth());
+  }
+
+  INFO(watch.fold.describe_problems());
+  CHECK(watch.fold.problems.empty());
+  CHECK(watch.fold.synced == 1);
+  CHECK(watch.fold.deleted_keys.size() > 0);
+  // A deleted key is gone from the truth, unless a pod of the same name was created again.
+  auto final_truth = sim.truth();
+  std::vector<std::string> deleted_but_present;
+  for (const auto& key : watch.fold.deleted_keys)
+    if (final_truth.contains(key) && !watch.fold.readded_keys.contains(key))
+      deleted_but_present.push_back(key);
+  INFO("deleted but still in the truth: " << deleted_but_present.size());
+  CHECK(deleted_but_present.empty());
+
+  // SIGTERM stops it cleanly.
+  watch.process().terminate();
+  auto code = watch.process().wait_exit(10s);
+  REQUIRE(code);
+  CHECK(*code == 0);
+}
+
+TEST_CASE("kinformer-watch --namespace prints only that namespace", "[watch_cli]") {
+  kubesim sim(300, 3);
+  watcher watch({"--server", sim.url(), "--namespace", "ns-1", "pods"});
+
+  REQUIRE(watch.wait_synced());
+  auto expected = in_namespace(sim.truth(), "ns-1");
+  REQUIRE(!expected.empty());
+  REQUIRE(expected.size() < 300);
+  CHECK(watch.fold.initial_adds_before_sync == expected.size());
+  require_converges(watch, expected);
+
+  watch.fold.phase = "churn";
+  sim.start_churn(400);
+  sim.wait_churn_done();
+  require_converges(watch, in_namespace(sim.truth(), "ns-1"));
+
+  INFO(watch.fold.describe_problems());
+  CHECK(watch.fold.problems.empty());
+  std::vector<std::string> outside;
+  for (const auto& key : watch.fold.keys_seen())
+    if (key.rfind("ns-1/", 0) != 0)
+      outside.push_back(key);
+  INFO("first key outside ns-1: " << (outside.empty() ? "" : outside.front()));
+  CHECK(outside.empty());
+}
+
+TEST_CASE("kinformer-watch --selector prints only matching pods", "[watch_cli]") {
+  kubesim sim(300, 3);
+
+  SECTION("app=NAME, a label every generated pod has") {
+    auto labels = sim.pod_labels();
+    REQUIRE(!labels.empty());
+    std::string app = label(labels.begin()->second, "app");
+    REQUIRE(!app.empty());
+    watcher watch({"--server", sim.url(), "--selector", "app=" + app, "pods"});
+
+    REQUIRE(watch.wait_synced());
+    auto expected = with_label(sim, "app", app);
+    REQUIRE(expected.size() < 300);
+    CHECK(watch.fold.initial_adds_before_sync == expected.size());
+    require_converges(watch, expected);
+
+    watch.fold.phase = "churn";
+    sim.start_churn(400);
+    sim.wait_churn_done();
+    require_converges(watch, with_label(sim, "app", app));
+    INFO(watch.fold.describe_problems());
+    CHECK(watch.fold.problems.empty());
+  }
+
+  SECTION("track=stable, a label churn flips, so pods leave and re-enter the selection") {
+    watcher watch({"--server", sim.url(), "--selector", "track=stable", "pods"});
+
+    REQUIRE(watch.wait_synced());
+    require_converges(watch, with_label(sim, "track", "stable"));
+
+    watch.fold.phase = "churn";
+    sim.start_churn(400);
+    sim.wait_churn_done();
+    auto expected = with_label(sim, "track", "stable");
+    REQUIRE(expected.size() < 300);
+    require_converges(watch, expected);
+    INFO(watch.fold.describe_problems());
+    CHECK(watch.fold.problems.empty());
+  }
+}
+
+TEST_CASE("kinformer-watch exits with 2 and says why on bad arguments", "[watch_cli]") {
+  kubesim sim(10, 1);
+  auto run = [&](const std::vector<std::string>& args, const std::string& expected_message) {
+    std::vector<std::string> argv{KINFORMER_WATCH_PATH, "--server", sim.url()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    child_process process(argv);
+    auto code = process.wait_exit(20s);
+    std::string err = process.stderr_text();
+    INFO("stderr: " << err);
+    REQUIRE(code);
+    CHECK(*code == 2);
+    CHECK_THAT(err, Catch::Contains(expected_message));
+    CHECK_FALSE(process.next_line(1s)); // nothing on stdout
+  };
+
+  SECTION("bad label selector") {
+    run({"--selector", "app in (web", "pods"}, "label selector");
+  }
+  SECTION("label selector with an invalid key") {
+    run({"--selector", "-bad-=x", "pods"}, "label selector");
+  }
+  SECTION("bad field selector") {
+    run({"--field-selector", "status.phase", "pods"}, "field selector");
+  }
+  SECTION("unknown resource") {
+    run({"nosuchthings"}, "nosuchthings");
+  }
+}

@@ -1,0 +1,846 @@
+#include "protocol/http/api_client.hpp"
+#include "tests/protocol/support/scripted_server.hpp"
+#include "tests/protocol/support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+using namespace kinformer;
+using namespace std::chrono_literals;
+using kinformer::test::received_request;
+using kinformer::test::scripted_server;
+using kinformer::test::server_exchange;
+using kinformer::test::temp_dir;
+
+namespace {
+
+// Upper bound for waits that should finish in milliseconds; only reached when a test fails.
+constexpr auto patience = 20s;
+
+std::string pod_json(const std::string& name, const std::string& rv,
+                     const std::string& greeting = "hi") {
+  return R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":")" + name +
+         R"(","namespace":"default","resourceVersion":")" + rv + R"(","labels":{"greeting":")" +
+         greeting + R"("}}})";
+}
+
+std::string event_line(const std::string& type, const std::string& object_json) {
+  return R"({"type":")" + type + R"(","object":)" + object_json + "}\n";
+}
+
+std::string pod_list(const std::vector<std::string>& names, const std::string& rv,
+                     const std::string& continue_token) {
+  std::string items;
+  for (const auto& name : names)
+    items += (items.empty() ? "" : ",") + pod_json(name, "1");
+  return R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv +
+         R"(","continue":")" + continue_token + R"("},"items":[)" + items + "]}";
+}
+
+std::string status_json(int code, const std::string& reason, const std::string& details = "") {
+  return R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"m","reason":")" +
+         reason + R"(","code":)" + std::to_string(code) +
+         (details.empty() ? "" : R"(,"details":)" + details) + "}";
+}
+
+std::unique_ptr<api_client> make_client(connection_config config, client_options options = {}) {
+  auto client = api_client::create(config, options);
+  if (!client.ok())
+    FAIL(client.err().describe());
+  return std::move(*client);
+}
+
+std::unique_ptr<api_client> make_client(const std::string& url) {
+  return make_client(*from_server_url(url));
+}
+
+struct list_outcome {
+  std::optional<result<list_page>> page;
+  response_info info;
+};
+
+list_outcome list_sync(api_client& client, const list_request& request) {
+  std::promise<list_outcome> done;
+  client.list(request, [&](result<list_page> page, const response_info& info) {
+    done.set_value(list_outcome{std::move(page), info});
+  });
+  auto future = done.get_future();
+  REQUIRE(future.wait_for(patience) == std::future_status::ready);
+  return future.get();
+}
+
+// Records what a watch delivers; waits are bounded by `patience`.
+class watch_log {
+public:
+  watch_callbacks callbacks() {
+    return {[this](watch_event&& e) {
+              std::lock_guard lock(mutex_);
+              events_.push_back(std::move(e));
+              changed_.notify_all();
+            },
+            [this](const watch_closed_info& c) {
+              std::lock_guard lock(mutex_);
+              closed_ = c;
+              ++closed_calls_;
+              changed_.notify_all();
+            }};
+  }
+  bool wait_events(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, patience, [&] { return events_.size() >= n || closed_; });
+    return events_.size() >= n;
+  }
+  watch_closed_info wait_closed() {
+    std::unique_lock lock(mutex_);
+    REQUIRE(changed_.wait_for(lock, patience, [&] { return closed_.has_value(); }));
+    return *closed_;
+  }
+  std::vector<watch_event> events() {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+  int closed_calls() {
+    std::lock_guard lock(mutex_);
+    return closed_calls_;
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<watch_event> events_;
+  std::optional<watch_closed_info> closed_;
+  int closed_calls_ = 0;
+};
+
+// Holds server handlers until the test opens it. Declare the gate before the server (handlers
+// take its future) and an opener after it, so a failing test still releases the handlers
+// before the server joins their threads.
+class gate {
+public:
+  gate() : future_(promise_.get_future().share()) {}
+  ~gate() { open(); }
+  void open() {
+    std::call_once(once_, [&] { promise_.set_value(); });
+  }
+  std::shared_future<void> future() const { return future_; }
+
+  struct opener {
+    gate& g;
+    ~opener() { g.open(); }
+  };
+
+private:
+  std::promise<void> promise_;
+  std::shared_future<void> future_;
+  std::once_flag once_;
+};
+
+std::string name_of(const watch_event& e) {
+  return e.object ? std::string(e.object->meta().name) : std::string();
+}
+
+} // namespace
+
+TEST_CASE("list builds the query string and follows continue tokens") {
+  std::mutex mutex;
+  std::vector<received_request> seen;
+  scripted_server server([&](server_exchange& ex) {
+    {
+      std::lock_guard lock(mutex);
+      seen.push_back(ex.request());
+    }
+    const auto token = ex.request().query("continue");
+    if (!token)
+      ex.respond(200, pod_list({"a", "b"}, "100", "c1/next"));
+    else if (*token == "c1/next")
+      ex.respond(200, pod_list({"c"}, "101", ""));
+    else
+      ex.respond(410, status_json(410, "Expired"));
+  });
+  auto client = make_client(server.url());
+
+  list_request request;
+  request.path = "/api/v1/pods";
+  request.label_selector = "app=web,tier in (a,b)";
+  request.field_selector = "status.phase!=Failed";
+  request.resource_version = "0";
+  request.limit = 2;
+  CHECK(client->list_target(request) ==
+        "/api/v1/pods?labelSelector=app%3Dweb%2Ctier%20in%20%28a%2Cb%29"
+        "&fieldSelector=status.phase%21%3DFailed&resourceVersion=0&limit=2");
+
+  std::vector<std::string> names;
+  std::string rv;
+  for (;;) {
+    auto outcome = list_sync(*client, request);
+    REQUIRE(outcome.page->ok());
+    CHECK(outcome.info.http_status == 200);
+    const auto& page = outcome.page->value();
+    for (const auto& item : page.items)
+      names.emplace_back(item->meta().name);
+    rv = page.resource_version;
+    if (page.continue_token.empty())
+      break;
+    request.continue_token = page.continue_token;
+  }
+  CHECK(names == std::vector<std::string>{"a", "b", "c"});
+  CHECK(rv == "101");
+  std::lock_guard lock(mutex);
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].path() == "/api/v1/pods");
+  CHECK(seen[0].query("labelSelector") == "app=web,tier in (a,b)");
+  CHECK(seen[0].query("fieldSelector") == "status.phase!=Failed");
+  CHECK(seen[0].query("limit") == "2");
+  CHECK(seen[0].query("resourceVersion") == "0");
+  CHECK_FALSE(seen[0].query("continue"));
+  CHECK(seen[1].query("continue") == "c1/next");
+  CHECK(seen[0].accept == "application/json");
+  // Both pages went over one kept-alive connection.
+  CHECK(server.connection_count() == 1);
+}
+
+TEST_CASE("metadata-only lists ask for PartialObjectMetadataList") {
+  std::promise<std::string> accept;
+  scripted_server server([&](server_exchange& ex) {
+    accept.set_value(ex.request().accept);
+    ex.respond(200, R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1",)"
+                    R"("metadata":{"resourceVersion":"5"},"items":[]})");
+  });
+  auto client = make_client(server.url());
+  list_request request;
+  request.path = "/api/v1/pods";
+  request.metadata_only = true;
+  auto outcome = list_sync(*client, request);
+  REQUIRE(outcome.page->ok());
+  CHECK(outcome.page->value().kind == "PartialObjectMetadataList");
+  CHECK(accept.get_future().get() ==
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json");
+}
+
+TEST_CASE("list failures carry the HTTP code, the decoded Status and Retry-After") {
+  scripted_server server([&](server_exchange& ex) {
+    const auto path = ex.request().path();
+    if (path == "/expired")
+      ex.respond(410, status_json(410, "Expired"));
+    else if (path == "/throttled")
+      ex.respond(429, status_json(429, "TooManyRequests"), {{"Retry-After", "7"}});
+    else if (path == "/busy")
+      ex.respond(500, status_json(500, "InternalError", R"({"retryAfterSeconds":3})"));
+    else if (path == "/too-large-rv")
+      ex.respond(504,
+                 status_json(504, "Timeout", R"({"causes":[{"type":"ResourceVersionTooLarge"}]})"));
+    else if (path == "/plain-error")
+      ex.respond(502, "bad gateway");
+    else if (path == "/status-in-200")
+      ex.respond(200, status_json(410, "Gone"));
+    else
+      ex.respond(200, "{not json");
+  });
+  auto client = make_client(server.url());
+  const auto run = [&](const char* path) {
+    list_request request;
+    request.path = path;
+    return list_sync(*client, request);
+  };
+
+  auto expired = run("/expired");
+  REQUIRE_FALSE(expired.page->ok());
+  CHECK(expired.page->err().code == errc::status);
+  CHECK(expired.info.http_status == 410);
+  REQUIRE(expired.info.server_status);
+  CHECK(expired.info.server_status->is_expired());
+
+  auto throttled = run("/throttled");
+  CHECK(throttled.info.http_status == 429);
+  CHECK(throttled.info.retry_after_seconds == 7);
+  CHECK(throttled.info.server_status->reason == "TooManyRequests");
+
+  auto busy = run("/busy");
+  CHECK(busy.info.http_status == 500);
+  CHECK(busy.info.retry_after_seconds == 3);
+
+  auto too_large = run("/too-large-rv");
+  CHECK(too_large.info.http_status == 504);
+  REQUIRE(too_large.info.server_status);
+  CHECK(too_large.info.server_status->is_too_large_resource_version());
+
+  auto plain = run("/plain-error");
+  CHECK(plain.page->err().code == errc::status);
+  CHECK_THAT(plain.page->err().message, Catch::Contains("HTTP 502: bad gateway"));
+  CHECK_FALSE(plain.info.server_status);
+
+  auto in_200 = run("/status-in-200");
+  CHECK(in_200.page->err().code == errc::status);
+  REQUIRE(in_200.info.server_status);
+  CHECK(in_200.info.server_status->reason == "Gone");
+
+  auto garbage = run("/garbage");
+  CHECK(garbage.page->err().code == errc::invalid_json);
+}
+
+TEST_CASE("broken responses and unreachable servers are errors, not crashes") {
+  scripted_server server([&](server_exchange& ex) {
+    const auto path = ex.request().path();
+    if (path == "/truncated") {
+      ex.write_raw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"kind\":");
+      ex.drop();
+    } else if (path == "/garbage") {
+      ex.write_raw("this is not HTTP\r\n\r\n");
+      ex.drop();
+    } else {
+      ex.drop();
+    }
+  });
+  auto client = make_client(server.url());
+  for (const char* path : {"/truncated", "/garbage", "/dropped"}) {
+    INFO(path);
+    list_request request;
+    request.path = path;
+    auto outcome = list_sync(*client, request);
+    REQUIRE_FALSE(outcome.page->ok());
+    CHECK(outcome.page->err().code == errc::io);
+    CHECK(outcome.info.http_status == 0);
+  }
+
+  unsigned short closed_port = 0;
+  {
+    scripted_server gone([](server_exchange&) {});
+    closed_port = gone.port();
+  }
+  auto refused = make_client("http://127.0.0.1:" + std::to_string(closed_port));
+  list_request request;
+  request.path = "/api/v1/pods";
+  auto outcome = list_sync(*refused, request);
+  REQUIRE_FALSE(outcome.page->ok());
+  CHECK(outcome.page->err().code == errc::io);
+  watch_log log;
+  watch_request watch;
+  watch.path = "/api/v1/pods";
+  refused->watch(watch, log.callbacks());
+  CHECK(log.wait_closed().reason == watch_close_reason::io_error);
+}
+
+TEST_CASE("a small body limit fails a large list as too_large") {
+  scripted_server server([&](server_exchange& ex) {
+    ex.respond(200, pod_list({"a", "b"}, "1", ""));
+  });
+  client_options options;
+  options.max_body_bytes = 64;
+  auto client = make_client(*from_server_url(server.url()), options);
+  list_request request;
+  request.path = "/api/v1/pods";
+  auto outcome = list_sync(*client, request);
+  REQUIRE_FALSE(outcome.page->ok());
+  CHECK(outcome.page->err().code == errc::too_large);
+}
+
+TEST_CASE("a kept-alive connection closed by the server is replaced transparently") {
+  scripted_server server([&](server_exchange& ex) {
+    ex.respond(200, pod_list({"a"}, "1", ""));
+    ex.drop(); // the client still believes the connection is reusable
+  });
+  auto client = make_client(server.url());
+  list_request request;
+  request.path = "/api/v1/pods";
+  for (int i = 0; i < 3; ++i) {
+    auto outcome = list_sync(*client, request);
+    REQUIRE(outcome.page->ok());
+  }
+  CHECK(server.request_count() == 3);
+}
+
+TEST_CASE("a chunked watch is split into lines whatever the chunk boundaries") {
+  // Multi-byte UTF-8 in the payload, so some boundaries fall inside a character.
+  const std::string stream =
+      event_line("ADDED", pod_json("p1", "11", "h\xC3\xA9llo \xE2\x9C\x93")) +
+      event_line("MODIFIED", pod_json("p2", "12", "\xF0\x9F\x9A\x80")) +
+      R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1",)"
+      R"("metadata":{"resourceVersion":"13"}}})"
+      "\n" +
+      event_line("DELETED", pod_json("p1", "14"));
+
+  std::promise<received_request> seen;
+  const auto chunk_sizes = GENERATE(as<std::string>{}, "one-byte", "random", "whole");
+  scripted_server server([&](server_exchange& ex) {
+    seen.set_value(ex.request());
+    ex.start_chunked();
+    std::mt19937 rng(42);
+    std::size_t at = 0;
+    while (at < stream.size()) {
+      std::size_t n = chunk_sizes == "one-byte" ? 1
+                      : chunk_sizes == "random" ? 1 + rng() % 40
+                                                : stream.size();
+      n = std::min(n, stream.size() - at);
+      ex.chunk(std::string_view(stream).substr(at, n));
+      at += n;
+    }
+    ex.end_chunked();
+  });
+  auto client = make_client(server.url());
+  watch_request request;
+  request.path = "/api/v1/namespaces/default/pods";
+  request.resource_version = "10";
+  request.timeout_seconds = 300;
+  CHECK(client->watch_target(request) == "/api/v1/namespaces/default/pods?watch=1"
+                                         "&resourceVersion=10&allowWatchBookmarks=true"
+                                         "&timeoutSeconds=300");
+  watch_log log;
+  auto handle = client->watch(request, log.callbacks());
+  CHECK(handle.id() != 0);
+  const auto closed = log.wait_closed();
+  CHECK(closed.reason == watch_close_reason::end_of_stream);
+  CHECK(closed.events_delivered == 4);
+  const auto events = log.events();
+  REQUIRE(events.size() == 4);
+  CHECK(events[0].type == event_type::added);
+  CHECK(events[0].object->meta().label("greeting") == "h\xC3\xA9llo \xE2\x9C\x93");
+  CHECK(events[1].type == event_type::modified);
+  CHECK(events[1].object->meta().label("greeting") == "\xF0\x9F\x9A\x80");
+  CHECK(events[2].type == event_type::bookmark);
+  CHECK(events[2].object->meta().resource_version == "13");
+  CHECK(events[3].type == event_type::deleted);
+  CHECK(name_of(events[3]) == "p1");
+  CHECK(handle.bytes_received() >= stream.size());
+  CHECK(handle.closed());
+  const auto request_seen = seen.get_future().get();
+  CHECK(request_seen.query("watch") == "1");
+  CHECK(request_seen.query("allowWatchBookmarks") == "true");
+  CHECK(request_seen.query("resourceVersion") == "10");
+  CHECK(request_seen.accept == "application/json");
+}
+
+TEST_CASE("metadata-only watches ask for PartialObjectMetadata") {
+  std::promise<std::string> accept;
+  scripted_server server([&](server_exchange& ex) {
+    accept.set_value(ex.request().accept);
+    ex.start_chunked();
+    ex.end_chunked();
+  });
+  auto client = make_client(server.url());
+  watch_log log;
+  watch_request request;
+  request.path = "/api/v1/pods";
+  request.metadata_only = true;
+  client->watch(request, log.callbacks());
+  CHECK(log.wait_closed().reason == watch_close_reason::end_of_stream);
+  CHECK(accept.get_future().get() ==
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+}
+
+TEST_CASE("watch close reasons: too long line, drop, decode error, HTTP error, ERROR event") {
+  gate first_delivered;
+  scripted_server server([&, delivered = first_delivered.future()](server_exchange& ex) {
+    const auto path = ex.request().path();
+    if (path == "/long") {
+      ex.start_chunked();
+      ex.chunk(event_line("ADDED", pod_json("ok", "1")));
+      delivered.wait(); // keeps the two chunks in separate reads
+      ex.chunk(event_line("ADDED", pod_json(std::string(300, 'x'), "2")));
+      ex.end_chunked();
+    } else if (path == "/drop") {
+      ex.start_chunked();
+      const auto line = event_line("ADDED", pod_json("p", "1"));
+      ex.chunk(line + line.substr(0, 20));
+      ex.drop();
+    } else if (path == "/bad-line") {
+      ex.start_chunked();
+      ex.chunk("{\"type\": \"ADDED\", \"object\": [1,2]}\n");
+      ex.end_chunked();
+    } else if (path == "/gone") {
+      ex.respond(410, status_json(410, "Expired"), {{"Retry-After", "2"}});
+    } else if (path == "/error-event") {
+      ex.start_chunked();
+      ex.chunk(R"({"type":"ERROR","object":)" + status_json(410, "Expired") + "}\n");
+      ex.end_chunked();
+    }
+  });
+  gate::opener release{first_delivered};
+  auto client = make_client(server.url());
+  const auto run = [&](const char* path, std::vector<watch_event>& events) {
+    watch_log log;
+    watch_request request;
+    request.path = path;
+    request.max_line_bytes = 200;
+    client->watch(request, log.callbacks());
+    if (std::string_view(path) == "/long") {
+      REQUIRE(log.wait_events(1));
+      first_delivered.open();
+    }
+    auto closed = log.wait_closed();
+    events = log.events();
+    CHECK(log.closed_calls() == 1);
+    return closed;
+  };
+  std::vector<watch_event> events;
+
+  auto long_line = run("/long", events);
+  CHECK(long_line.reason == watch_close_reason::line_too_large);
+  CHECK(events.size() == 1);
+
+  auto dropped = run("/drop", events);
+  CHECK(dropped.reason == watch_close_reason::io_error);
+  CHECK(events.size() == 1);
+
+  auto bad = run("/bad-line", events);
+  CHECK(bad.reason == watch_close_reason::decode_error);
+  CHECK(events.empty());
+
+  auto gone = run("/gone", events);
+  CHECK(gone.reason == watch_close_reason::http_error);
+  CHECK(gone.response.http_status == 410);
+  REQUIRE(gone.response.server_status);
+  CHECK(gone.response.server_status->is_expired());
+  CHECK(gone.response.retry_after_seconds == 2);
+
+  auto error_event = run("/error-event", events);
+  CHECK(error_event.reason == watch_close_reason::end_of_stream);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].type == event_type::error);
+  REQUIRE(events[0].error);
+  CHECK(events[0].error->code == 410);
+}
+
+TEST_CASE("watch credit: zero credit stops delivery, add_credit resumes it") {
+  gate finish;
+  scripted_server server([&, done = finish.future()](server_exchange& ex) {
+    if (ex.request().path() == "/ping") {
+      ex.respond(200, "{}");
+      return;
+    }
+    ex.start_chunked();
+    ex.chunk(event_line("ADDED", pod_json("p1", "1")) + event_line("ADDED", pod_json("p2", "2")) +
+             event_line("ADDED", pod_json("p3", "3")));
+    done.wait();
+    ex.end_chunked();
+  });
+  gate::opener release{finish};
+  auto client = make_client(server.url());
+  watch_log log;
+  watch_request request;
+  request.path = "/api/v1/pods";
+  request.initial_credit = 1;
+  auto handle = client->watch(request, log.callbacks());
+  REQUIRE(log.wait_events(1));
+  // A round trip through the I/O thread: any further delivery would have happened by now.
+  REQUIRE(client->get_sync("/ping").ok());
+  CHECK(log.events().size() == 1);
+  CHECK(handle.bytes_received() > 0);
+  CHECK(handle.last_activity().time_since_epoch().count() > 0);
+
+  handle.add_credit(1);
+  REQUIRE(log.wait_events(2));
+  REQUIRE(client->get_sync("/ping").ok());
+  CHECK(log.events().size() == 2);
+
+  handle.add_credit(10);
+  REQUIRE(log.wait_events(3));
+  finish.open();
+  const auto closed = log.wait_closed();
+  CHECK(closed.reason == watch_close_reason::end_of_stream);
+  CHECK(closed.events_delivered == 3);
+  const auto events = log.events();
+  CHECK(name_of(events[0]) == "p1");
+  CHECK(name_of(events[1]) == "p2");
+  CHECK(name_of(events[2]) == "p3");
+}
+
+TEST_CASE("cancel stops a watch, streaming or paused, with one cancelled close") {
+  gate finish;
+  scripted_server server([&, done = finish.future()](server_exchange& ex) {
+    if (ex.request().path() == "/ping") {
+      ex.respond(200, "{}");
+      return;
+    }
+    ex.start_chunked();
+    ex.chunk(event_line("ADDED", pod_json("p1", "1")) + event_line("ADDED", pod_json("p2", "2")));
+    done.wait();
+  });
+  gate::opener release{finish};
+  auto client = make_client(server.url());
+  const auto initial_credit = GENERATE(as<std::size_t>{}, unlimited_credit, 1);
+  watch_log log;
+  watch_request request;
+  request.path = "/api/v1/pods";
+  request.initial_credit = initial_credit;
+  auto handle = client->watch(request, log.callbacks());
+  REQUIRE(log.wait_events(1));
+  if (initial_credit == unlimited_credit)
+    REQUIRE(log.wait_events(2));
+  handle.cancel();
+  const auto closed = log.wait_closed();
+  CHECK(closed.reason == watch_close_reason::cancelled);
+  CHECK(log.closed_calls() == 1);
+  handle.cancel(); // again: nothing happens
+  handle.add_credit(5);
+  REQUIRE(client->get_sync("/ping").ok()); // a round trip through the I/O thread
+  CHECK(log.closed_calls() == 1);
+  CHECK(log.events().size() == (initial_credit == 1 ? 1u : 2u));
+}
+
+TEST_CASE("an idle watch closes with idle_timeout") {
+  gate finish;
+  scripted_server server([&, done = finish.future()](server_exchange& ex) {
+    ex.start_chunked();
+    ex.chunk(event_line("ADDED", pod_json("p1", "1")));
+    done.wait();
+  });
+  gate::opener release{finish};
+  auto client = make_client(server.url());
+  watch_log log;
+  watch_request request;
+  request.path = "/api/v1/pods";
+  request.idle_timeout = 150ms;
+  client->watch(request, log.callbacks());
+  const auto closed = log.wait_closed();
+  CHECK(closed.reason == watch_close_reason::idle_timeout);
+  CHECK(closed.events_delivered == 1);
+}
+
+TEST_CASE("destroying the client cancels watches and lists in flight") {
+  gate finish;
+  std::promise<void> list_arrived;
+  scripted_server server([&, done = finish.future()](server_exchange& ex) {
+    if (ex.request().path() == "/watch") {
+      ex.start_chunked();
+      ex.chunk(event_line("ADDED", pod_json("p1", "1")));
+    } else {
+      list_arrived.set_value();
+    }
+    done.wait(); // the list never gets an answer
+  });
+  gate::opener release{finish};
+  watch_log log;
+  std::promise<list_outcome> listed;
+  {
+    auto client = make_client(server.url());
+    watch_request request;
+    request.path = "/watch";
+    auto handle = client->watch(request, log.callbacks());
+    REQUIRE(log.wait_events(1));
+    list_request list;
+    list.path = "/list";
+    client->list(list, [&](result<list_page> page, const response_info& info) {
+      listed.set_value(list_outcome{std::move(page), info});
+    });
+    // Make sure the list request is on the wire before shutting down.
+    REQUIRE(list_arrived.get_future().wait_for(patience) == std::future_status::ready);
+    client.reset();
+    CHECK(log.closed_calls() == 1);
+    handle.cancel(); // the client is gone: a no-op
+  }
+  CHECK(log.wait_closed().reason == watch_close_reason::cancelled);
+  auto outcome = listed.get_future().get();
+  REQUIRE_FALSE(outcome.page->ok());
+  CHECK(outcome.page->err().code == errc::cancelled);
+}
+
+TEST_CASE("a rotated token file is picked up on 401") {
+  temp_dir dir;
+  const auto token_file = dir.write("token", "tok-1\n");
+  std::mutex mutex;
+  std::string valid_token = "Bearer tok-1";
+  std::vector<std::string> authorizations;
+  scripted_server server([&](server_exchange& ex) {
+    std::lock_guard lock(mutex);
+    authorizations.push_back(ex.request().authorization);
+    if (ex.request().authorization == valid_token)
+      ex.respond(200, "{}");
+    else
+      ex.respond(401, status_json(401, "Unauthorized"));
+  });
+  auto config = *from_server_url(server.url());
+  config.token_file = token_file;
+  auto client = make_client(config);
+
+  auto first = client->get_sync("/api");
+  REQUIRE(first.ok());
+  CHECK(first->status_code == 200);
+
+  dir.write("token", "tok-2\n");
+  // Make sure the modification time moves even on coarse-grained file systems.
+  std::filesystem::last_write_time(token_file, std::filesystem::last_write_time(token_file) + 10s);
+  {
+    std::lock_guard lock(mutex);
+    valid_token = "Bearer tok-2";
+  }
+  auto second = client->get_sync("/api");
+  REQUIRE(second.ok());
+  CHECK(second->status_code == 200);
+  std::lock_guard lock(mutex);
+  CHECK(authorizations == std::vector<std::string>{"Bearer tok-1", "Bearer tok-1", "Bearer tok-2"});
+}
+
+TEST_CASE("the token file is re-read after the recheck interval") {
+  temp_dir dir;
+  const auto token_file = dir.write("token", "tok-1");
+  std::promise<std::string> second_auth;
+  int calls = 0;
+  scripted_server server([&](server_exchange& ex) {
+    if (++calls == 2)
+      second_auth.set_value(ex.request().authorization);
+    ex.respond(200, "{}");
+  });
+  auto config = *from_server_url(server.url());
+  config.token_file = token_file;
+  client_options options;
+  options.token_recheck_interval = 0ms;
+  auto client = make_client(config, options);
+  REQUIRE(client->get_sync("/a").ok());
+  dir.write("token", "tok-2");
+  std::filesystem::last_write_time(token_file, std::filesystem::last_write_time(token_file) + 10s);
+  REQUIRE(client->get_sync("/a").ok());
+  CHECK(second_auth.get_future().get() == "Bearer tok-2");
+}
+
+namespace {
+
+// A test CA, a server certificate for 127.0.0.1 and localhost, and an unrelated CA.
+struct test_pki {
+  temp_dir dir;
+  bool ok = false;
+
+  test_pki() {
+    const std::string d = dir.path().string();
+    dir.write("san.ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    const std::string quiet = " >/dev/null 2>&1";
+    const std::string cmds[] = {
+        "openssl req -x509" + ec + " -keyout " + d + "/ca.key -out " + d +
+            "/ca.crt -days 2 -subj /CN=kinformer-test-ca" + quiet,
+        "openssl req -x509" + ec + " -keyout " + d + "/other-ca.key -out " + d +
+            "/other-ca.crt -days 2 -subj /CN=someone-else" + quiet,
+        "openssl req" + ec + " -keyout " + d + "/server.key -out " + d +
+            "/server.csr -subj /CN=kinformer-test-server" + quiet,
+        "openssl x509 -req -in " + d + "/server.csr -CA " + d + "/ca.crt -CAkey " + d +
+            "/ca.key -CAcreateserial -out " + d + "/server.crt -days 2 -extfile " + d + "/san.ext" +
+            quiet,
+    };
+    ok = true;
+    for (const auto& cmd : cmds)
+      ok = ok && std::system(cmd.c_str()) == 0;
+  }
+  std::string file(const char* name) const { return dir.file(name); }
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+TEST_CASE("TLS: verification with the right CA, failure with the wrong one") {
+  test_pki pki;
+  REQUIRE(pki.ok);
+  scripted_server server([](server_exchange& ex) { ex.respond(200, R"({"kind":"APIVersions"})"); },
+                         test::server_tls_files{pki.file("server.crt"), pki.file("server.key")});
+  REQUIRE(server.url().starts_with("https://127.0.0.1:"));
+  const auto base = *from_server_url(server.url());
+
+  SECTION("CA file") {
+    auto config = base;
+    config.ca_file = pki.file("ca.crt");
+    auto response = make_client(config)->get_sync("/api");
+    REQUIRE(response.ok());
+    CHECK(response->status_code == 200);
+    CHECK(response->body == R"({"kind":"APIVersions"})");
+  }
+  SECTION("CA data, host name verified through tls_server_name") {
+    auto config = base;
+    config.ca_data = read_all(pki.file("ca.crt"));
+    config.tls_server_name = "localhost";
+    auto response = make_client(config)->get_sync("/api");
+    REQUIRE(response.ok());
+  }
+  SECTION("wrong CA") {
+    auto config = base;
+    config.ca_file = pki.file("other-ca.crt");
+    auto response = make_client(config)->get_sync("/api");
+    REQUIRE_FALSE(response.ok());
+    CHECK(response.err().code == errc::tls);
+    CHECK_THAT(response.err().message, Catch::Contains("certificate verification"));
+  }
+  SECTION("name mismatch") {
+    auto config = base;
+    config.ca_file = pki.file("ca.crt");
+    config.tls_server_name = "not-the-server.example";
+    auto response = make_client(config)->get_sync("/api");
+    REQUIRE_FALSE(response.ok());
+    CHECK(response.err().code == errc::tls);
+  }
+  SECTION("insecure skip verify") {
+    auto config = base;
+    config.ca_file = pki.file("other-ca.crt");
+    config.insecure_skip_tls_verify = true;
+    REQUIRE(make_client(config)->get_sync("/api").ok());
+  }
+  SECTION("a watch over TLS fails with tls_error on a wrong CA") {
+    auto config = base;
+    config.ca_file = pki.file("other-ca.crt");
+    auto client = make_client(config);
+    watch_log log;
+    watch_request request;
+    request.path = "/api/v1/pods";
+    client->watch(request, log.callbacks());
+    CHECK(log.wait_closed().reason == watch_close_reason::tls_error);
+  }
+  SECTION("bad TLS material is reported at creation") {
+    auto config = base;
+    config.ca_file = pki.file("missing.crt");
+    auto created = api_client::create(config);
+    REQUIRE_FALSE(created.ok());
+    CHECK(created.err().code == errc::tls);
+    CHECK_THAT(created.err().message, Catch::Contains("missing.crt"));
+  }
+}
+
+TEST_CASE("a watch streams over TLS") {
+  test_pki pki;
+  REQUIRE(pki.ok);
+  scripted_server server(
+      [](server_exchange& ex) {
+        ex.start_chunked();
+        const auto line = event_line("ADDED", pod_json("tls-pod", "1"));
+        ex.chunk(line.substr(0, 10));
+        ex.chunk(line.substr(10));
+        ex.end_chunked();
+      },
+      test::server_tls_files{pki.file("server.crt"), pki.file("server.key")});
+  auto config = *from_server_url(server.url());
+  config.ca_file = pki.file("ca.crt");
+  auto client = make_client(config);
+  watch_log log;
+  watch_request request;
+  request.path = "/api/v1/pods";
+  client->watch(request, log.callbacks());
+  CHECK(log.wait_closed().reason == watch_close_reason::end_of_stream);
+  REQUIRE(log.events().size() == 1);
+  CHECK(name_of(log.events()[0]) == "tls-pod");
+}
+
+TEST_CASE("get_sync returns non-2xx answers as responses and rejects bad URLs at creation") {
+  scripted_server server(
+      [](server_exchange& ex) { ex.respond(404, status_json(404, "NotFound")); });
+  auto client = make_client(server.url());
+  auto response = client->get_sync("/apis/nope");
+  REQUIRE(response.ok());
+  CHECK(response->status_code == 404);
+  CHECK(response->content_type == "application/json");
+
+  connection_config bad;
+  bad.server = "ftp://nowhere";
+  auto created = api_client::create(bad);
+  REQUIRE_FALSE(created.ok());
+  CHECK(created.err().code == errc::invalid_argument);
+}
