@@ -284,8 +284,10 @@ bool watch_event::is_initial_events_end() const {
 }
 
 result<watch_event> decode_watch_event(std::string_view line, const decode_options& options) {
-  json::monotonic_resource arena(line.size() + 256);
-  auto parsed = parse_into(line, arena, "watch event");
+  // The event's object keeps this arena: parsed once, never copied. A tree takes about three
+  // times its text, so the first block is sized for that.
+  auto arena = std::make_unique<json::monotonic_resource>(3 * line.size() + 256);
+  auto parsed = parse_into(line, *arena, "watch event");
   if (!parsed)
     return std::move(parsed).err();
   auto* root = parsed->if_object();
@@ -322,10 +324,12 @@ result<watch_event> decode_watch_event(std::string_view line, const decode_optio
     event.error = status_from(object_it->value().get_object());
     return event;
   }
-  auto obj = freeze(object_it->value(), options);
+  std::string type_name(type_text); // type_text lives in the arena, which the object takes
+  json::value payload = std::move(object_it->value());
+  *parsed = nullptr; // nothing but `payload` refers into the arena from here on
+  auto obj = object::adopt(std::move(arena), std::move(payload), options.transform);
   if (!obj)
-    return make_error(obj.err().code,
-                      std::string(type_text) + " event object: " + obj.err().message);
+    return make_error(obj.err().code, type_name + " event object: " + obj.err().message);
   event.object = std::move(*obj);
   return event;
 }

@@ -11,6 +11,14 @@ namespace kinformer {
 // The JSON tree and the arena it lives in. The arena is absent when the tree uses the default
 // allocator (adopted as it was parsed).
 struct object::body {
+  body() = default;
+  // The tree is constructed in the arena: assigning a value from another resource would copy
+  // it back onto the default heap.
+  body(std::unique_ptr<json::monotonic_resource> a, json::value&& v)
+      : arena(std::move(a)), value(std::move(v), json::storage_ptr(arena.get())) {}
+  body(std::unique_ptr<json::monotonic_resource> a, const json::value& v)
+      : arena(std::move(a)), value(v, json::storage_ptr(arena.get())) {}
+
   std::unique_ptr<json::monotonic_resource> arena;
   json::value value;
 };
@@ -171,10 +179,18 @@ result<object_ptr> object::finish(std::unique_ptr<body> b) {
 }
 
 std::unique_ptr<object::body> object::copy_into_arena(const json::value& v) {
-  auto b = std::make_unique<object::body>();
-  b->arena = std::make_unique<json::monotonic_resource>(estimate_bytes(v) + 64);
-  b->value = json::value(v, json::storage_ptr(b->arena.get()));
-  return b;
+  return std::make_unique<object::body>(
+      std::make_unique<json::monotonic_resource>(estimate_bytes(v) + 64), v);
+}
+
+result<object_ptr> object::adopt(std::unique_ptr<json::monotonic_resource> arena,
+                                 json::value&& value, const object_transform* transform) {
+  if (transform && *transform) {
+    (*transform)(value);
+    return finish(copy_into_arena(value));
+  }
+  // Same resource on both sides: the tree moves, nothing is copied.
+  return finish(std::make_unique<body>(std::move(arena), std::move(value)));
 }
 
 result<object_ptr> object::from_json(const json::value& value, const object_transform* transform) {

@@ -10,6 +10,10 @@
 
 #include <boost/json/fwd.hpp>
 
+namespace boost::json {
+class monotonic_resource;
+} // namespace boost::json
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,6 +72,13 @@ public:
   // allocator, copying otherwise.
   static result<object_ptr> from_json(boost::json::value&& value,
                                       const object_transform* transform = nullptr);
+  // Takes `value` together with the arena it was parsed into, without copying: the object keeps
+  // the arena alive. `value` must be allocated from `arena` (anything else in the arena, such as
+  // a watch event's envelope, stays until the object goes). With a transform, the transformed
+  // tree is copied into a right-sized arena instead, so that what the transform dropped is freed.
+  static result<object_ptr> adopt(std::unique_ptr<boost::json::monotonic_resource> arena,
+                                  boost::json::value&& value,
+                                  const object_transform* transform = nullptr);
   // Parses JSON text and builds an object.
   static result<object_ptr> parse(std::string_view json_text,
                                   const object_transform* transform = nullptr);

@@ -113,24 +113,43 @@ std::shared_ptr<const std::string> make_line(event_type type, std::string_view o
   return std::make_shared<const std::string>(std::move(line));
 }
 
-stored_object metadata_projection(const stored_object& full) {
-  object_ptr partial = full.object->to_partial_metadata();
-  return {partial, std::make_shared<const std::string>(json::serialize(partial->json()))};
+// A mutable working copy for one write. Its nodes come from a scratch arena that goes away with
+// it: building one is a few large allocations instead of hundreds of small ones.
+json::value scratch_copy(const json::value& v) {
+  return json::value(v, json::make_shared_resource<json::monotonic_resource>());
 }
 
-// Copies a frozen object's JSON onto the default heap, so the edited copy can be adopted by
-// object::from_json without another copy (an arena-backed tree would be copied again).
-json::value heap_copy(const json::value& v) {
-  return json::value(v, json::storage_ptr());
+// The JSON text of `v` in a string of exactly its size (json::serialize leaves up to half of a
+// larger string's capacity unused, and every stored object keeps its text).
+std::shared_ptr<const std::string> serialize_exact(const json::value& v) {
+  thread_local std::string buffer;
+  if (buffer.size() < 16384)
+    buffer.resize(16384);
+  json::serializer serializer;
+  serializer.reset(&v);
+  std::size_t used = 0;
+  while (!serializer.done()) {
+    if (used == buffer.size())
+      buffer.resize(buffer.size() * 2);
+    used += serializer.read(buffer.data() + used, buffer.size() - used).size();
+  }
+  return std::make_shared<const std::string>(buffer.data(), used);
 }
 
-// The stored form of a validated object: frozen and serialised once.
-api_result<stored_object> freeze(json::value&& body) {
-  auto frozen = object::from_json(std::move(body));
+// The stored form of a validated object, built once: the tree copied into the object's own
+// compact arena (adopting a working copy's scattered nodes would cost about twice the memory
+// for as long as the object and its history live) and its text serialised once.
+api_result<stored_object> freeze(const json::value& body) {
+  auto frozen = object::from_json(body);
   if (!frozen)
     return bad_request(frozen.err().message);
-  auto text = std::make_shared<const std::string>(json::serialize(frozen.value()->json()));
+  auto text = serialize_exact(frozen.value()->json());
   return stored_object{std::move(frozen.value()), std::move(text)};
+}
+
+stored_object metadata_projection(const stored_object& full) {
+  object_ptr partial = full.object->to_partial_metadata();
+  return {partial, serialize_exact(partial->json())};
 }
 
 std::optional<std::uint64_t> parse_revision(std::string_view text) {
@@ -271,12 +290,10 @@ private:
   // event's resourceVersion, as the watch cache does.
   const stored_object& previous_at_event() {
     if (!previous_at_event_.object) {
-      json::value v = heap_copy(ev_.previous.object->json());
+      json::value v = scratch_copy(ev_.previous.object->json());
       v.get_object()["metadata"].get_object()["resourceVersion"] =
           std::to_string(ev_.resource_version);
-      auto obj = object::from_json(std::move(v));
-      previous_at_event_ = {
-          obj.value(), std::make_shared<const std::string>(json::serialize(obj.value()->json()))};
+      previous_at_event_ = freeze(v).value(); // a copy of a valid object: cannot fail
     }
     return previous_at_event_;
   }
@@ -371,7 +388,7 @@ struct storage::impl final : watch_registry {
       meta["resourceVersion"] = previous->object->meta().resource_version;
     else
       meta.erase("resourceVersion"); // nothing was written, so there is no version yet
-    auto frozen = freeze(std::move(body));
+    auto frozen = freeze(body);
     if (!frozen || dry_run)
       return frozen;
     stored_object stored = std::move(frozen.value());
@@ -766,14 +783,12 @@ api_result<stored_object> storage::create(const group_version_resource& gvr, std
 api_result<stored_object> storage::create_value(const group_version_resource& gvr,
                                                 std::string_view ns, const json::value& body,
                                                 write_options options) {
-  return impl_->create(gvr, ns, heap_copy(body), options.dry_run);
+  return impl_->create(gvr, ns, scratch_copy(body), options.dry_run);
 }
 
 api_result<stored_object> storage::create_value(const group_version_resource& gvr,
                                                 std::string_view ns, json::value&& body,
                                                 write_options options) {
-  if (body.storage().get() != json::storage_ptr().get())
-    return create_value(gvr, ns, std::as_const(body), options);
   return impl_->create(gvr, ns, std::move(body), options.dry_run);
 }
 
@@ -789,14 +804,12 @@ api_result<stored_object> storage::update(const group_version_resource& gvr, std
 api_result<stored_object> storage::update_value(const group_version_resource& gvr,
                                                 std::string_view ns, std::string_view name,
                                                 const json::value& body, write_options options) {
-  return impl_->update(gvr, ns, name, heap_copy(body), options.dry_run);
+  return impl_->update(gvr, ns, name, scratch_copy(body), options.dry_run);
 }
 
 api_result<stored_object> storage::update_value(const group_version_resource& gvr,
                                                 std::string_view ns, std::string_view name,
                                                 json::value&& body, write_options options) {
-  if (body.storage().get() != json::storage_ptr().get())
-    return update_value(gvr, ns, name, std::as_const(body), options);
   return impl_->update(gvr, ns, name, std::move(body), options.dry_run);
 }
 
@@ -816,7 +829,7 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
   if (it == state->objects.end())
     return not_found(gvr, name);
   const stored_object existing = it->second;
-  json::value patched = heap_copy(existing.object->json());
+  json::value patched = scratch_copy(existing.object->json());
   if (type == patch_type::json_patch) {
     if (auto applied = apply_json_patch(patched, patch); !applied)
       return make_failure(422, "Invalid", applied.err().message);
@@ -845,7 +858,7 @@ api_result<stored_object> storage::remove(const group_version_resource& gvr, std
   if (!expected_resource_version.empty() && expected_resource_version != meta.resource_version)
     return precondition_conflict(gvr, name, expected_resource_version,
                                  parse_revision(meta.resource_version).value_or(0));
-  json::value body = heap_copy(existing.object->json());
+  json::value body = scratch_copy(existing.object->json());
   auto& m = body.get_object()["metadata"].get_object();
   const auto* finalizers = m.if_contains("finalizers");
   if (finalizers && finalizers->is_array() && !finalizers->get_array().empty()) {

@@ -228,7 +228,7 @@ public:
   api_result<stored_object> create_value(const group_version_resource& gvr, std::string_view ns,
                                          const boost::json::value& body,
                                          write_options options = {});
-  // The cheapest write: the tree is taken over, not copied.
+  // The cheapest write: the tree (in any allocator) is edited in place, never copied first.
   api_result<stored_object> create_value(const group_version_resource& gvr, std::string_view ns,
                                          boost::json::value&& body, write_options options = {});
   // Replaces the object. A non-empty metadata.resourceVersion must equal the stored one (409).

@@ -235,7 +235,7 @@ watch_figures timed_watch(simulator& sim, const settings& s, std::size_t watcher
     auto& annotations = meta["annotations"];
     if (!annotations.is_object())
       annotations = json::object();
-    annotations.get_object()["bench/sequence"] = ++sequence;
+    annotations.get_object()["bench/sequence"] = std::to_string(++sequence);
     auto updated = store.update_value(pods_resource, ns, name, std::move(body));
     if (!updated)
       fail("WATCH: update: " + updated.failure().message);

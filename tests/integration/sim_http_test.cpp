@@ -244,11 +244,17 @@ const json::object* patch_operation_of(const json::value& doc, std::string_view 
 
 TEST_CASE("OpenAPI v3 declares server-side field validation for every kind", "[sim_http]") {
   running_simulator s;
-  s.sim.store().register_resource(
-      {{"example.com", "v1", "widgets"}, "Widget", "widget", resource_scope::namespaced, {}, {}});
+  s.sim.store().register_resource({{"example.com", "v1", "widgets"},
+                                   "Widget",
+                                   "widget",
+                                   resource_scope::namespaced,
+                                   {},
+                                   {},
+                                   {}});
   auto index = get(s.port(), "/openapi/v3");
   REQUIRE(index.code == 200);
-  const auto& paths = index.json().at("paths").as_object();
+  const auto index_doc = index.json();
+  const auto& paths = index_doc.at("paths").as_object();
   for (auto gv : {"api/v1", "apis/apps/v1", "apis/example.com/v1"}) {
     INFO(gv);
     REQUIRE(paths.contains(gv));

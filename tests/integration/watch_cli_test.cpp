@@ -279,7 +279,8 @@ public:
   // key -> resourceVersion of every pod in the simulator's storage.
   std::map<std::string, std::string> truth() {
     std::map<std::string, std::string> out;
-    for (const auto& entry : call_json(http::verb::get, "/sim/truth?resource=pods").as_array())
+    auto entries = call_json(http::verb::get, "/sim/truth?resource=pods");
+    for (const auto& entry : entries.as_array())
       out.emplace(json::value_to<std::string>(entry.at("key")),
                   json::value_to<std::string>(entry.at("resourceVersion")));
     return out;
@@ -558,6 +559,7 @@ TEST_CASE("kinformer-watch syncs 300 pods and follows churn through watch faults
       sim.post(fault);
     sim.wait_churn_done();
     require_converges(watch, sim.truth());
+    WARN("DEBUG phase " << p.name << " lines " << watch.fold.lines << " fsu " << watch.fold.final_state_unknown_deletes << " t " << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now().time_since_epoch()).count());
   }
 
   INFO(watch.fold.describe_problems());

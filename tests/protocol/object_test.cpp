@@ -104,3 +104,26 @@ TEST_CASE("objects copied from a value own their storage") {
   CHECK(obj->heap_bytes() > 100);
   CHECK(boost::json::parse(obj->to_json()) == boost::json::parse(pod_json));
 }
+
+TEST_CASE("an object's tree lives in its own arena, not on the default heap") {
+  // A tree copied onto the default heap would report the default resource here.
+  auto obj = object::parse(pod_json);
+  REQUIRE(obj.ok());
+  CHECK((*obj)->json().storage().get() != boost::json::storage_ptr().get());
+  boost::json::value v = boost::json::parse(pod_json);
+  auto copied = object::from_json(static_cast<const boost::json::value&>(v));
+  REQUIRE(copied.ok());
+  CHECK((*copied)->json().storage().get() != boost::json::storage_ptr().get());
+}
+
+TEST_CASE("adopting a tree with its arena moves it without a copy") {
+  auto arena = std::make_unique<boost::json::monotonic_resource>(4096);
+  boost::json::value v = boost::json::parse(pod_json, boost::json::storage_ptr(arena.get()));
+  const void* spec_before = &v.as_object().at("spec");
+  auto resource = arena.get();
+  auto obj = object::adopt(std::move(arena), std::move(v));
+  REQUIRE(obj.ok());
+  CHECK((*obj)->json().storage().get() == resource);
+  CHECK(&(*obj)->json().as_object().at("spec") == spec_before);
+  CHECK((*obj)->meta().name == "web-1");
+}
