@@ -18,7 +18,8 @@ struct subscription {
   bool synced_sent = false;
 
   subscription(handler_actor h, subscription_options o)
-      : handler(std::move(h)), options(std::move(o)), queue(std::max<std::size_t>(1, options.queue_bound)) {
+      : handler(std::move(h)), options(std::move(o)),
+        queue(std::max<std::size_t>(1, options.queue_bound)) {
     queue.grant(std::max<std::size_t>(1, options.window));
   }
 };
@@ -162,8 +163,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
             queue_resync(it->second, *st.objects);
             pump(self, id, it->second);
           }
-          self->delayed_send(self, it->second.options.resync_period, atoms::resync_atom::value,
-                             id);
+          self->delayed_send(self, it->second.options.resync_period, atoms::resync_atom::value, id);
         },
         // ---- reads ----
         [self](atoms::get_atom, const std::string& key) -> object_ptr {
@@ -220,10 +220,17 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           auto applied = st.objects->apply(ev.type, ev.object);
           if (applied) {
             switch (ev.type) {
-            case event_type::added: ++st.stats.events_added; break;
-            case event_type::modified: ++st.stats.events_modified; break;
-            case event_type::deleted: ++st.stats.events_deleted; break;
-            default: break;
+            case event_type::added:
+              ++st.stats.events_added;
+              break;
+            case event_type::modified:
+              ++st.stats.events_modified;
+              break;
+            case event_type::deleted:
+              ++st.stats.events_deleted;
+              break;
+            default:
+              break;
             }
             st.stats.last_event = std::chrono::steady_clock::now();
             fan_out(self, *applied);
@@ -240,9 +247,14 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
         [self](atoms::report_atom, const reflector_report& r) {
           auto& st = self->state;
           switch (r.kind) {
-          case reflector_report::what::watch_ended: ++st.stats.watch_restarts; break;
-          case reflector_report::what::retry_scheduled: ++st.stats.retries; break;
-          default: break;
+          case reflector_report::what::watch_ended:
+            ++st.stats.watch_restarts;
+            break;
+          case reflector_report::what::retry_scheduled:
+            ++st.stats.retries;
+            break;
+          default:
+            break;
           }
         },
     };

@@ -92,8 +92,8 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   request.transform = st.config.transform.get();
   // Keeps the transform alive for as long as the request can run.
   auto transform = st.config.transform;
-  st.client->list(request, [self = reflector_actor(self), session, transform](
-                               result<list_page> page, const response_info& info) {
+  st.client->list(request, [self = reflector_actor(self), session,
+                            transform](result<list_page> page, const response_info& info) {
     list_outcome out;
     out.info = info;
     if (page)
@@ -195,10 +195,14 @@ void execute(reflector_pointer self, const watcher_action& action) {
 
 watch_end to_watch_end(watch_close_reason reason) {
   switch (reason) {
-  case watch_close_reason::end_of_stream: return watch_end::clean;
-  case watch_close_reason::http_error: return watch_end::http_error;
-  case watch_close_reason::idle_timeout: return watch_end::stalled;
-  default: return watch_end::io_error;
+  case watch_close_reason::end_of_stream:
+    return watch_end::clean;
+  case watch_close_reason::http_error:
+    return watch_end::http_error;
+  case watch_close_reason::idle_timeout:
+    return watch_end::stalled;
+  default:
+    return watch_end::io_error;
   }
 }
 
@@ -265,8 +269,8 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
                                         closed.message.find("refused") != std::string::npos;
           in.lived = duration_cast<milliseconds>(steady_clock::now() - st.watch_started);
           in.events = st.watch_events;
-          report(self, reflector_report::what::watch_ended, restart_reason::watch_ended,
-                 in.lived, std::string(to_string(closed.reason)) + ": " + closed.message);
+          report(self, reflector_report::what::watch_ended, restart_reason::watch_ended, in.lived,
+                 std::string(to_string(closed.reason)) + ": " + closed.message);
           feed(self, in);
         },
         [self](atoms::timer_atom, session_id session) { feed(self, timer_fired{session}); },

@@ -19,7 +19,8 @@ struct status {
   std::string status_; // "Failure" / "Success"
   std::string reason;  // "Expired", "Gone", "NotFound", "TooManyRequests", "Timeout", ...
   std::string message;
-  std::vector<std::string> cause_types;   // details.causes[].reason (StatusCause.Type), e.g. "ResourceVersionTooLarge"
+  std::vector<std::string>
+      cause_types; // details.causes[].reason (StatusCause.Type), e.g. "ResourceVersionTooLarge"
   std::optional<int> retry_after_seconds; // details.retryAfterSeconds
 
   bool is_expired() const { return code == 410 || reason == "Expired" || reason == "Gone"; }

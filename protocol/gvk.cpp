@@ -13,7 +13,9 @@ group_version group_version::from_api_version(std::string_view api_version) {
   return {std::string(api_version.substr(0, slash)), std::string(api_version.substr(slash + 1))};
 }
 
-std::string group_version_kind::to_string() const { return api_version() + ", Kind=" + kind; }
+std::string group_version_kind::to_string() const {
+  return api_version() + ", Kind=" + kind;
+}
 
 std::string group_version_resource::to_string() const {
   return resource + "." + version + "." + group;

@@ -50,7 +50,7 @@ enum class resource_scope { namespaced, cluster };
 std::string make_object_key(std::string_view ns, std::string_view name);
 
 struct split_key {
-  std::string_view ns;   // empty for cluster-scoped keys
+  std::string_view ns; // empty for cluster-scoped keys
   std::string_view name;
 };
 split_key split_object_key(std::string_view key);

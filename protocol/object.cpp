@@ -28,7 +28,8 @@ namespace {
 // A rough count of the bytes a copy of `v` needs, so the arena is allocated once.
 std::size_t estimate_bytes(const json::value& v) {
   switch (v.kind()) {
-  case json::kind::string: return v.get_string().size() + 1;
+  case json::kind::string:
+    return v.get_string().size() + 1;
   case json::kind::array: {
     std::size_t n = v.get_array().size() * sizeof(json::value) + 16;
     for (const auto& e : v.get_array())
@@ -41,7 +42,8 @@ std::size_t estimate_bytes(const json::value& v) {
       n += kv.key().size() + 1 + estimate_bytes(kv.value());
     return n;
   }
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -51,8 +53,8 @@ result<std::string_view> string_field(const json::object& o, std::string_view na
   if (it == o.end() || it->value().is_null())
     return std::string_view{};
   if (!it->value().is_string())
-    return make_error(errc::invalid_object, std::string(where) + "." + std::string(name) +
-                                                " must be a string");
+    return make_error(errc::invalid_object,
+                      std::string(where) + "." + std::string(name) + " must be a string");
   const auto& s = it->value().get_string();
   return std::string_view(s.data(), s.size());
 }
@@ -99,7 +101,9 @@ std::optional<std::string_view> object_meta::annotation(std::string_view key) co
 object::object(std::unique_ptr<body> b) : body_(std::move(b)) {}
 object::~object() = default;
 
-const json::value& object::json() const noexcept { return body_->value; }
+const json::value& object::json() const noexcept {
+  return body_->value;
+}
 
 result<object_ptr> object::finish(std::unique_ptr<body> b) {
   if (!b->value.is_object())
@@ -123,11 +127,10 @@ result<object_ptr> object::finish(std::unique_ptr<body> b) {
       return make_error(errc::invalid_object, "metadata must be an object");
     const auto& meta = mit->value().get_object();
     object_meta& m = obj->meta_;
-    for (auto [field, target] : {std::pair{"namespace", &m.namespace_},
-                                 std::pair{"name", &m.name},
-                                 std::pair{"uid", &m.uid},
-                                 std::pair{"resourceVersion", &m.resource_version},
-                                 std::pair{"deletionTimestamp", &m.deletion_timestamp}}) {
+    for (auto [field, target] :
+         {std::pair{"namespace", &m.namespace_}, std::pair{"name", &m.name},
+          std::pair{"uid", &m.uid}, std::pair{"resourceVersion", &m.resource_version},
+          std::pair{"deletionTimestamp", &m.deletion_timestamp}}) {
       auto v = string_field(meta, field, "metadata");
       if (!v)
         return std::move(v).err();
@@ -158,9 +161,9 @@ result<object_ptr> object::finish(std::unique_ptr<body> b) {
           return make_error(errc::invalid_object, "metadata.ownerReferences[] must be objects");
         const auto& r = ref.get_object();
         owner_reference out;
-        for (auto [field, target] : {std::pair{"apiVersion", &out.api_version},
-                                     std::pair{"kind", &out.kind}, std::pair{"name", &out.name},
-                                     std::pair{"uid", &out.uid}}) {
+        for (auto [field, target] :
+             {std::pair{"apiVersion", &out.api_version}, std::pair{"kind", &out.kind},
+              std::pair{"name", &out.name}, std::pair{"uid", &out.uid}}) {
           auto v = string_field(r, field, "metadata.ownerReferences[]");
           if (!v)
             return std::move(v).err();
@@ -224,11 +227,14 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
   return finish(copy_into_arena(v));
 }
 
-std::string object::to_json() const { return json::serialize(body_->value); }
+std::string object::to_json() const {
+  return json::serialize(body_->value);
+}
 
 std::size_t object::heap_bytes() const noexcept {
   std::size_t n = sizeof(object) + sizeof(body) + key_.capacity();
-  n += (meta_.labels.capacity() + meta_.annotations.capacity()) * sizeof(string_map_view::value_type);
+  n += (meta_.labels.capacity() + meta_.annotations.capacity()) *
+       sizeof(string_map_view::value_type);
   n += meta_.owner_references.capacity() * sizeof(owner_reference);
   n += estimate_bytes(body_->value);
   return n;
@@ -261,11 +267,15 @@ std::optional<std::string> field_value(const object& obj, std::string_view dotte
     cur = &it->value();
   }
   switch (cur->kind()) {
-  case json::kind::string: return std::string(cur->get_string());
-  case json::kind::null: return std::nullopt;
+  case json::kind::string:
+    return std::string(cur->get_string());
+  case json::kind::null:
+    return std::nullopt;
   case json::kind::object:
-  case json::kind::array: return std::nullopt;
-  default: return json::serialize(*cur);
+  case json::kind::array:
+    return std::nullopt;
+  default:
+    return json::serialize(*cur);
   }
 }
 

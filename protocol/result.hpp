@@ -17,9 +17,9 @@ enum class errc {
   io,               // connection refused, reset, closed mid-stream
   tls,              // handshake or certificate verification failed
   timeout,
-  too_large,        // a line or body over its configured limit
-  not_found,        // a file, key or resource that does not exist
-  no_match,         // the REST mapper knows no such kind or resource
+  too_large, // a line or body over its configured limit
+  not_found, // a file, key or resource that does not exist
+  no_match,  // the REST mapper knows no such kind or resource
   cancelled,
 };
 
@@ -77,6 +77,8 @@ struct ok_t {};
 inline constexpr ok_t ok_v{};
 using status_result = result<ok_t>;
 
-inline error make_error(errc code, std::string message) { return error{code, std::move(message)}; }
+inline error make_error(errc code, std::string message) {
+  return error{code, std::move(message)};
+}
 
 } // namespace kinformer

@@ -16,8 +16,8 @@
 
 #include <csignal>
 #include <cstdio>
-#include <pthread.h>
 #include <iostream>
+#include <pthread.h>
 #include <string>
 
 using namespace kinformer;
@@ -154,8 +154,8 @@ int main(int argc, char** argv) {
     if (!response)
       return std::move(response).err();
     if (response->status_code != 200)
-      return make_error(errc::status, "GET " + path + ": HTTP " +
-                                          std::to_string(response->status_code));
+      return make_error(errc::status,
+                        "GET " + path + ": HTTP " + std::to_string(response->status_code));
     return std::move(response->body);
   });
   auto mapping = mapper.resource_for(args.resource);

@@ -26,11 +26,11 @@ const group_version_resource configmaps{"", "v1", "configmaps"};
 
 std::string config_map(const std::string& ns, const std::string& name, const std::string& value,
                        const std::string& app = "demo") {
-  boost::json::object obj{{"apiVersion", "v1"},
-                          {"kind", "ConfigMap"},
-                          {"metadata",
-                           {{"name", name}, {"namespace", ns}, {"labels", {{"app", app}}}}},
-                          {"data", {{"value", value}}}};
+  boost::json::object obj{
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"app", app}}}}},
+      {"data", {{"value", value}}}};
   return boost::json::serialize(obj);
 }
 
@@ -167,8 +167,8 @@ TEST_CASE("an informer lists in pages, then watches, and a handler converges") {
   CHECK_FALSE(updated->initial_list);
 
   CHECK(request<bool>(*f.system, inf, atoms::wait_sync_atom::value));
-  auto one = request<object_ptr>(*f.system, inf, atoms::get_atom::value,
-                                 std::string("default/cm-1"));
+  auto one =
+      request<object_ptr>(*f.system, inf, atoms::get_atom::value, std::string("default/cm-1"));
   REQUIRE(one);
   CHECK(one->json().at("data").at("value") == "changed");
   list_options only_default;
@@ -298,7 +298,8 @@ void converges_under(fixture& f, const std::function<void()>& fault, informer_co
 
 TEST_CASE("convergence when every watch is dropped") {
   fixture f;
-  converges_under(f, [&] { f.server.drop_watches(); }, f.config_maps_config());
+  converges_under(
+      f, [&] { f.server.drop_watches(); }, f.config_maps_config());
 }
 
 TEST_CASE("convergence when watches fail with 410 Gone and the history is compacted") {
@@ -348,12 +349,14 @@ TEST_CASE("convergence when a watch stalls") {
   fixture f(o);
   auto c = f.config_maps_config();
   c.watch.stall_timeout = 300ms;
-  converges_under(f, [&] { f.server.stall_watches(); }, c);
+  converges_under(
+      f, [&] { f.server.stall_watches(); }, c);
 }
 
 TEST_CASE("streaming lists sync and converge") {
   fixture f;
   auto c = f.config_maps_config();
   c.watch.streaming_list = true;
-  converges_under(f, [&] { f.server.drop_watches(); }, c);
+  converges_under(
+      f, [&] { f.server.drop_watches(); }, c);
 }

@@ -74,10 +74,8 @@ TEST_CASE("bad input is a clear error, never a crash") {
   CHECK(object::parse("[]").err().code == errc::invalid_object);
   CHECK(object::parse(R"({"metadata": 3})").err().code == errc::invalid_object);
   CHECK(object::parse(R"({"metadata": {"name": 3}})").err().code == errc::invalid_object);
-  CHECK(object::parse(R"({"metadata": {"labels": {"a": 1}}})").err().code ==
-        errc::invalid_object);
-  CHECK(object::parse(R"({"metadata": {"generation": "x"}})").err().code ==
-        errc::invalid_object);
+  CHECK(object::parse(R"({"metadata": {"labels": {"a": 1}}})").err().code == errc::invalid_object);
+  CHECK(object::parse(R"({"metadata": {"generation": "x"}})").err().code == errc::invalid_object);
   CHECK(object::parse(R"({"kind": 5})").err().code == errc::invalid_object);
 }
 
