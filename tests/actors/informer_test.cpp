@@ -360,3 +360,71 @@ TEST_CASE("streaming lists sync and converge") {
   converges_under(
       f, [&] { f.server.drop_watches(); }, c);
 }
+
+TEST_CASE("metadata-only informers store PartialObjectMetadata") {
+  fixture f;
+  f.create("default", "cm-0", "a-value-only-the-full-object-has");
+  auto c = f.config_maps_config();
+  c.metadata_only = true;
+  auto inf = f.informer(c);
+  delta_recorder rec;
+  f.handler(inf, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  f.update("default", "cm-0", "changed");
+  REQUIRE(f.converges(rec));
+  for (auto& d : rec.deltas_copy()) {
+    CHECK(d.object->kind() == "PartialObjectMetadata");
+    CHECK(d.object->json().as_object().count("data") == 0);
+    CHECK(d.object->meta().label("app") == "demo");
+  }
+}
+
+TEST_CASE("a transform runs on every object before it is stored") {
+  fixture f;
+  f.create("default", "cm-0");
+  auto c = f.config_maps_config();
+  c.transform = std::make_shared<const object_transform>([](boost::json::value& v) {
+    v.as_object().erase("data");
+    v.as_object()["metadata"].as_object()["annotations"] = {{"transformed", "yes"}};
+  });
+  auto inf = f.informer(c);
+  delta_recorder rec;
+  f.handler(inf, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  f.update("default", "cm-0", "changed"); // arrives through the watch, not the list
+  REQUIRE(f.converges(rec));
+  auto deltas = rec.deltas_copy();
+  REQUIRE(deltas.size() == 2);
+  for (auto& d : deltas) {
+    CHECK(d.object->json().as_object().count("data") == 0);
+    CHECK(d.object->meta().annotation("transformed") == "yes");
+  }
+}
+
+TEST_CASE("index functions added through the actor answer by_index on snapshots") {
+  fixture f;
+  for (int i = 0; i < 6; ++i)
+    f.create(i % 2 ? "default" : "kube-system", "cm-" + std::to_string(i), i < 3 ? "low" : "high");
+  auto inf = f.informer(f.config_maps_config());
+  CHECK(request<bool>(*f.system, inf, atoms::wait_sync_atom::value));
+  index_func by_value = [](const object& obj) -> std::vector<std::string> {
+    auto v = field_value(obj, "data.value");
+    return v ? std::vector<std::string>{*v} : std::vector<std::string>{};
+  };
+  CHECK(
+      request<bool>(*f.system, inf, atoms::add_index_atom::value, std::string("value"), by_value));
+  auto snapshot = request<store_snapshot>(*f.system, inf, atoms::snapshot_atom::value);
+  auto high = snapshot.by_index("value", "high");
+  REQUIRE(high.ok());
+  CHECK(high->size() == 3);
+  auto in_default = snapshot.by_index(std::string(namespace_index_name), "default");
+  REQUIRE(in_default.ok());
+  CHECK(in_default->size() == 3);
+
+  // A second index under the same name is refused with a clear error.
+  caf::scoped_actor self{*f.system};
+  bool refused = false;
+  self->request(inf, caf::infinite, atoms::add_index_atom::value, std::string("value"), by_value)
+      .receive([](bool) {}, [&](caf::error&) { refused = true; });
+  CHECK(refused);
+}
