@@ -182,6 +182,12 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           st.stats.synced = st.objects->has_synced();
           st.stats.objects = st.objects->size();
           st.stats.resource_version = st.objects->resource_version();
+          st.stats.queues.clear();
+          for (const auto& [id, sub] : st.subscriptions) {
+            auto q = sub.queue.stats();
+            st.stats.queues.push_back({id, sub.options.name, q.depth, q.high_water, q.delivered,
+                                       q.coalesced, q.over_bound, sub.synced_sent});
+          }
           return st.stats;
         },
         [self](atoms::wait_sync_atom) -> caf::result<bool> {

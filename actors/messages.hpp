@@ -75,6 +75,18 @@ struct informer_config {
   std::string display_name() const;
 };
 
+// One subscription's delivery queue, as the informer sees it.
+struct subscription_stats {
+  subscription_id id = 0;
+  std::string name;
+  std::size_t depth = 0;        // deltas waiting
+  std::size_t high_water = 0;   // the largest depth seen
+  std::uint64_t delivered = 0;  // deltas sent to the handler
+  std::uint64_t coalesced = 0;  // deltas folded into another one of the same object
+  std::uint64_t over_bound = 0; // deltas queued past the bound because they could not fold
+  bool synced = false;
+};
+
 // Counters an informer keeps for metrics and health.
 struct informer_stats {
   bool synced = false;
@@ -89,6 +101,7 @@ struct informer_stats {
   std::uint64_t watch_restarts = 0;
   std::uint64_t retries = 0; // backoffs after a failed list or watch
   std::size_t subscriptions = 0;
+  std::vector<subscription_stats> queues; // one per subscription
   std::chrono::steady_clock::time_point last_event{};
 };
 

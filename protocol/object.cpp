@@ -19,6 +19,7 @@ struct object::body {
   body(std::unique_ptr<json::monotonic_resource> a, const json::value& v)
       : arena(std::move(a)), value(v, json::storage_ptr(arena.get())) {}
 
+  std::unique_ptr<unsigned char[]> buffer; // the arena's memory when sized up front
   std::unique_ptr<json::monotonic_resource> arena;
   json::value value;
 };
@@ -182,8 +183,14 @@ result<object_ptr> object::finish(std::unique_ptr<body> b) {
 }
 
 std::unique_ptr<object::body> object::copy_into_arena(const json::value& v) {
-  return std::make_unique<object::body>(
-      std::make_unique<json::monotonic_resource>(estimate_bytes(v) + 64), v);
+  // The arena gets one buffer of the estimated size (an upper bound); its own first block would
+  // be rounded up to a power of two, wasting up to half of it for as long as the object lives.
+  const std::size_t size = estimate_bytes(v) + 64;
+  std::unique_ptr<unsigned char[]> buffer(new unsigned char[size]);
+  auto b = std::make_unique<object::body>(
+      std::make_unique<json::monotonic_resource>(buffer.get(), size), v);
+  b->buffer = std::move(buffer);
+  return b;
 }
 
 result<object_ptr> object::adopt(std::unique_ptr<json::monotonic_resource> arena,

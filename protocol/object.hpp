@@ -87,6 +87,10 @@ public:
   object& operator=(const object&) = delete;
   ~object();
 
+  // The tree, read-only. To copy it, give the copy its own storage:
+  // `boost::json::value copy(obj->json(), {})`. Boost.JSON's plain copy constructor allocates
+  // from the source's resource, which is this object's arena: that is not thread-safe and
+  // grows the arena for as long as the object lives.
   const boost::json::value& json() const noexcept;
   const object_meta& meta() const noexcept { return meta_; }
   // "namespace/name", or "name" when cluster-scoped.

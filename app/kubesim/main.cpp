@@ -30,8 +30,11 @@ constexpr std::string_view usage = R"(Usage: kubesim [options]
 A Kubernetes API-server simulator: discovery, get/list/watch/create/update/patch/delete of
 pods, configmaps, secrets, services, namespaces, nodes, deployments and the example custom
 resources widgets.example.com (Widget) and clusterwidgets.example.com (ClusterWidget), with
-realistic pods and optional churn. Listens only on the given address. The first line of
-output is "listening on <url>" (flushed); SIGINT or SIGTERM stops it cleanly.
+realistic pods and optional churn. Lists take label/field selectors, limit/continue and
+resourceVersion(Match); watches take bookmarks, timeoutSeconds and sendInitialEvents; writes
+honour dryRun=All; /openapi/v2 and /openapi/v3 serve permissive schemas so that kubectl apply
+validates. Listens only on the given address. The first line of output is
+"listening on <url>" (flushed); SIGINT or SIGTERM stops it cleanly.
 
 Options:
   --listen HOST:PORT          address to listen on; port 0 picks a free one (127.0.0.1:0)

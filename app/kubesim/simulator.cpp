@@ -384,11 +384,13 @@ private:
   }
 
   void write_last_chunk() {
+    // The watch is over before its terminating chunk is on the wire, so a client that has read
+    // the end never finds it still counted as open.
+    leave_watch();
     writing_ = true;
     net::async_write(stream_, net::buffer(last_chunk),
                      [self = self()](beast::error_code ec, std::size_t) {
                        self->writing_ = false;
-                       self->leave_watch();
                        if (ec || !self->keep_alive_)
                          return self->close();
                        if (self->pending_request_) {

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <ctime>
 #include <deque>
@@ -119,9 +120,8 @@ json::value scratch_copy(const json::value& v) {
   return json::value(v, json::make_shared_resource<json::monotonic_resource>());
 }
 
-// The JSON text of `v` in a string of exactly its size (json::serialize leaves up to half of a
-// larger string's capacity unused, and every stored object keeps its text).
-std::shared_ptr<const std::string> serialize_exact(const json::value& v) {
+// The JSON text of `v`, in a per-thread buffer valid until the next call.
+std::string_view serialize_to_buffer(const json::value& v) {
   thread_local std::string buffer;
   if (buffer.size() < 16384)
     buffer.resize(16384);
@@ -133,7 +133,36 @@ std::shared_ptr<const std::string> serialize_exact(const json::value& v) {
       buffer.resize(buffer.size() * 2);
     used += serializer.read(buffer.data() + used, buffer.size() - used).size();
   }
-  return std::make_shared<const std::string>(buffer.data(), used);
+  return std::string_view(buffer.data(), used);
+}
+
+// The JSON text of `v` in a string of exactly its size (json::serialize leaves up to half of a
+// larger string's capacity unused, and every stored object keeps its text).
+std::shared_ptr<const std::string> serialize_exact(const json::value& v) {
+  return std::make_shared<const std::string>(serialize_to_buffer(v));
+}
+
+// True when both texts hold the same bytes, counted, in any order.
+bool same_byte_counts(std::string_view a, std::string_view b) {
+  std::array<std::uint32_t, 256> counts{};
+  for (unsigned char c : a)
+    ++counts[c];
+  for (unsigned char c : b)
+    --counts[c];
+  return std::all_of(counts.begin(), counts.end(), [](std::uint32_t n) { return n == 0; });
+}
+
+// True when `body` holds what `existing` holds. Comparing texts is much cheaper than comparing
+// trees (json::value's == looks every key up). Texts that differ can still be the same object
+// with its keys in another order, but then they are a permutation of each other's bytes: only
+// then are the trees compared.
+bool same_content(const json::value& body, const stored_object& existing) {
+  std::string_view text = serialize_to_buffer(body);
+  if (text == *existing.json)
+    return true;
+  if (text.size() != existing.json->size() || !same_byte_counts(text, *existing.json))
+    return false;
+  return body == existing.object->json();
 }
 
 // The stored form of a validated object, built once: the tree copied into the object's own
@@ -535,7 +564,7 @@ struct storage::impl final : watch_registry {
     if (!same_spec(o, old))
       meta["generation"] = old_meta.generation + 1;
     meta["resourceVersion"] = old_meta.resource_version;
-    if (body == existing.object->json())
+    if (same_content(body, existing))
       return existing; // a no-op update writes nothing and keeps the resourceVersion
     const bool finalized = !old_meta.deletion_timestamp.empty() && [&] {
       const auto* f = meta.if_contains("finalizers");

@@ -5,6 +5,7 @@
 // A reader can follow the whole path here: resolve RESOURCE through discovery, spawn an
 // informer (which spawns its reflector), subscribe a handler, print what the handler receives.
 
+#include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
 #include "protocol/http/api_client.hpp"
@@ -173,8 +174,7 @@ int main(int argc, char** argv) {
   informer.watch.streaming_list = args.streaming;
 
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  cfg.set("logger.console", caf::atom("none"));
+  configure_actor_system(cfg);
   caf::actor_system system{cfg};
   auto inf = spawn_informer(system, client, informer);
 

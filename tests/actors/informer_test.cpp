@@ -1,6 +1,7 @@
 // The informer actors against the embedded simulator: list, watch, fan-out, late subscribers,
 // slow handlers, and convergence under every fault the simulator injects.
 
+#include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
 #include "app/kubesim/object_generator.hpp"
@@ -47,8 +48,7 @@ struct fixture {
     auto created = api_client::create(*from_server_url(server.url()));
     REQUIRE(created.ok());
     client = std::move(created).value();
-    cfg.set("scheduler.max-threads", 2);
-    cfg.set("logger.console", caf::atom("none"));
+    configure_actor_system(cfg);
     system = std::make_unique<caf::actor_system>(cfg);
   }
 
@@ -236,8 +236,16 @@ TEST_CASE("a slow handler neither blocks the informer nor a fast handler, and co
   gate.set_value();
   REQUIRE(f.converges(slow));
   CHECK(slow.out_of_order().empty());
-  // Coalescing means the slow handler saw fewer deltas than the fast one.
+  // Coalescing means the slow handler saw fewer deltas than the fast one, and it is counted.
   CHECK(slow.deltas_copy().size() < fast.deltas_copy().size());
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  REQUIRE(stats.queues.size() == 2);
+  std::uint64_t coalesced = 0;
+  for (auto& q : stats.queues)
+    coalesced += q.coalesced;
+  CHECK(coalesced > 0);
+  CHECK(stats.synced);
+  CHECK(stats.objects == 10);
 }
 
 TEST_CASE("a resync period delivers synthetic sync deltas") {

@@ -9,6 +9,7 @@
 // parses the same JSON bytes with Boost.JSON alone: the limit any parsing client is held to.
 // Prints a table and one JSON line (last line of the output) with every figure.
 
+#include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
 #include "app/kubesim/object_generator.hpp"
@@ -233,8 +234,7 @@ int main(int argc, char** argv) {
   std::shared_ptr<api_client> client = std::move(created).value();
 
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  cfg.set("logger.console", caf::atom("none"));
+  configure_actor_system(cfg);
   auto system = std::make_unique<caf::actor_system>(cfg);
 
   informer_config config;

@@ -17,7 +17,8 @@ status_result update_pump::write_one(const pod_key& pod) {
                       "get " + pod.ns + "/" + pod.name + ": " + current.failure().describe());
   // The copy carries metadata.resourceVersion, so this is a compare-and-swap update, as a
   // kubelet's status write is.
-  boost::json::value body = current->object->json();
+  // Copied onto the default heap: a plain copy would allocate in the stored object's arena.
+  boost::json::value body(current->object->json(), boost::json::storage_ptr());
   if (generator_.random().percent(options_.label_percent))
     generator_.change_labels(body);
   else

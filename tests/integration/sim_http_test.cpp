@@ -358,7 +358,7 @@ TEST_CASE("create, get, update, patch and delete", "[sim_http]") {
   CHECK(missing.json().at("message").as_string() == "configmaps \"nope\" not found");
 
   // Update with the current resourceVersion succeeds; replaying it conflicts.
-  json::value edited = fetched.json();
+  json::value edited(fetched.json(), json::storage_ptr());
   edited.at("data").as_object()["k"] = "v2";
   auto updated =
       call(port, "PUT", "/api/v1/namespaces/default/configmaps/one", body(json::serialize(edited)));

@@ -225,7 +225,7 @@ TEST_CASE("get answers 404 NotFound with the group-qualified resource") {
 TEST_CASE("update checks resourceVersion, keeps identity, bumps generation on spec change") {
   storage store(bare());
   auto created = must(store.create(pods, "default", pod_json("a")));
-  json::value body = created.object->json();
+  json::value body(created.object->json(), json::storage_ptr());
   body.as_object()["metadata"].as_object()["labels"].as_object()["tier"] = "front";
   auto labelled = must(store.update_value(pods, "default", "a", body));
   CHECK(rv_of(labelled) == rv_of(created) + 1);
@@ -241,17 +241,32 @@ TEST_CASE("update checks resourceVersion, keeps identity, bumps generation on sp
       stale.failure().message ==
       R"(Operation cannot be fulfilled on pods "a": the object has been modified; please apply your changes to the latest version and try again)");
 
-  json::value spec_change = labelled.object->json();
+  json::value spec_change(labelled.object->json(), json::storage_ptr());
   spec_change.as_object()["spec"].as_object()["nodeName"] = "node-2";
   auto moved = must(store.update_value(pods, "default", "a", spec_change));
   CHECK(moved.object->meta().generation == 2);
 
   // A no-op update (no resourceVersion given: unconditional) writes nothing.
-  json::value same = moved.object->json();
+  json::value same(moved.object->json(), json::storage_ptr());
   same.as_object()["metadata"].as_object().erase("resourceVersion");
   auto noop = must(store.update_value(pods, "default", "a", same));
   CHECK(rv_of(noop) == rv_of(moved));
   CHECK(store.current_resource_version() == rv_of(moved));
+  // Nor does one that sends the same object with its keys in another order (as a client
+  // encoding in its own field order does).
+  json::object reordered;
+  const auto& fields = moved.object->json().as_object();
+  for (auto it = fields.end(); it != fields.begin();) {
+    --it;
+    reordered[it->key()] = it->value();
+  }
+  auto reordered_noop = must(store.update_value(pods, "default", "a", json::value(reordered)));
+  CHECK(rv_of(reordered_noop) == rv_of(moved));
+  // Same length, same bytes in another order, different content: a real write.
+  auto relabelled = json::value(moved.object->json());
+  relabelled.as_object()["metadata"].as_object()["labels"].as_object()["app"] = "bew";
+  auto changed = must(store.update_value(pods, "default", "a", relabelled));
+  CHECK(rv_of(changed) > rv_of(moved));
 
   auto missing = store.update(pods, "default", "zzz", pod_json("zzz"));
   REQUIRE_FALSE(missing.ok());

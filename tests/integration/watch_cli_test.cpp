@@ -22,21 +22,20 @@
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
-#include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
-
-extern char** environ;
 
 namespace json = boost::json;
 namespace net = boost::asio;
@@ -58,22 +57,32 @@ public:
     // Close-on-exec, so that other children never inherit a write end and keep a pipe open.
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
     std::vector<char*> args;
     for (auto& a : argv)
       args.push_back(a.data());
     args.push_back(nullptr);
-    int spawned = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // In the child, only async-signal-safe calls. The child dies with the test process, so
+      // even a crashed test leaves nothing running.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent)
+        ::_exit(127);
+      ::dup2(out[1], STDOUT_FILENO);
+      ::dup2(err[1], STDERR_FILENO);
+      ::execv(args[0], args.data());
+      const char message[] = "exec failed\n";
+      [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
+      ::_exit(127);
+    }
+    const int fork_error = errno;
     ::close(out[1]);
     ::close(err[1]);
-    if (spawned != 0) {
+    if (pid_ < 0) {
       ::close(out[0]);
       ::close(err[0]);
-      FAIL("cannot start " << argv[0] << ": " << std::strerror(spawned));
+      FAIL("cannot start " << argv[0] << ": " << std::strerror(fork_error));
     }
     name_ = argv[0];
     exit_status_ = exit_promise_.get_future().share();
@@ -330,6 +339,7 @@ public:
   std::size_t synced = 0;
   std::size_t lines = 0;
   std::size_t final_state_unknown_deletes = 0;
+  std::size_t unchanged_updates = 0; // UPDATED with the resourceVersion already held
   std::vector<std::string> problems;
 
   void apply(const std::string& line) {
@@ -391,6 +401,8 @@ public:
         readded_keys.insert(key);
       if (type == "UPDATED" && !present)
         problem("UPDATED for a key not present", line);
+      if (type == "UPDATED" && present && objects[key] == rv)
+        ++unchanged_updates;
       objects[key] = rv;
     }
   }
@@ -538,28 +550,88 @@ TEST_CASE("kinformer-watch syncs 300 pods and follows churn through watch faults
   CHECK(watch.fold.initial_adds == 300);
   require_converges(watch, sim.truth());
 
-  // Each phase churns at full speed with the fault injected while it runs, then requires the
-  // printed state to catch up, so a failure names the fault it followed.
+  // Each phase injects a fault around 400 writes of churn at full speed, then requires the
+  // printed state to catch up with the truth, so a failure names the fault it followed.
+  enum class relist { none, required };
   struct phase {
     const char* name;
-    std::vector<std::string> faults;
+    relist expected;
+    std::function<void()> inject; // returns with churn started or done
   };
+  auto churn = [&] { sim.start_churn(400); };
+  auto post = [&](const char* path) { sim.post(path); };
   const std::vector<phase> phases{
-      {"churn", {}},
-      {"drop-watches", {"/sim/faults/drop-watches"}},
-      // fail-watches answers the next watches: dropping the open one makes the next come now.
-      {"fail-watches?count=2", {"/sim/faults/fail-watches?count=2", "/sim/faults/drop-watches"}},
-      {"compact", {"/sim/faults/compact", "/sim/faults/drop-watches"}},
-      {"restore", {"/sim/faults/restore", "/sim/faults/drop-watches"}},
+      {"churn", relist::none, churn},
+      // Dropped mid-churn: the watch resumes from the last resourceVersion, no relist.
+      {"drop-watches", relist::none,
+       [&] {
+         churn();
+         post("/sim/faults/drop-watches");
+       }},
+      // The next two watches end with 410 Expired: each forces a relist. Dropping the open
+      // watch makes the next one come now.
+      {"fail-watches?count=2", relist::required,
+       [&] {
+         post("/sim/faults/fail-watches?count=2");
+         post("/sim/faults/drop-watches");
+         churn();
+       }},
+      // The client misses the churn (its watch stalled), then its resourceVersion is compacted
+      // away: the relist must report the deletes it missed as final-state-unknown.
+      {"compact", relist::required,
+       [&] {
+         post("/sim/faults/stall-watches");
+         churn();
+         sim.wait_churn_done();
+         post("/sim/faults/compact");
+         post("/sim/faults/drop-watches");
+       }},
+      // Every resourceVersion the client holds is too old after an etcd restore.
+      {"restore", relist::required,
+       [&] {
+         post("/sim/faults/restore");
+         post("/sim/faults/drop-watches");
+         churn();
+       }},
+  };
+  // Returns once a write has reached the output through an open watch rather than through a
+  // relist, so that the next fault meets an established watch and no relist still pending from
+  // the previous one.
+  auto settle = [&] {
+    auto deadline = steady::now() + 20s;
+    for (;;) {
+      auto unchanged_before = watch.fold.unchanged_updates;
+      auto unknown_before = watch.fold.final_state_unknown_deletes;
+      sim.start_churn(1);
+      sim.wait_churn_done();
+      require_converges(watch, sim.truth());
+      if (watch.fold.unchanged_updates == unchanged_before &&
+          watch.fold.final_state_unknown_deletes == unknown_before)
+        return;
+      REQUIRE(steady::now() < deadline);
+    }
   };
   for (const auto& p : phases) {
+    watch.fold.phase = std::string("settling before ") + p.name;
+    settle();
     watch.fold.phase = p.name;
-    sim.start_churn(400);
-    for (const auto& fault : p.faults)
-      sim.post(fault);
+    auto unchanged_before = watch.fold.unchanged_updates;
+    auto unknown_before = watch.fold.final_state_unknown_deletes;
+    p.inject();
     sim.wait_churn_done();
     require_converges(watch, sim.truth());
-    WARN("DEBUG phase " << p.name << " lines " << watch.fold.lines << " fsu " << watch.fold.final_state_unknown_deletes << " t " << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now().time_since_epoch()).count());
+    // A relist shows as updates that change nothing (objects listed with the resourceVersion
+    // already held) and deletes of unknown final state; watch events show neither.
+    auto unchanged = watch.fold.unchanged_updates - unchanged_before;
+    auto unknown = watch.fold.final_state_unknown_deletes - unknown_before;
+    INFO("phase " << p.name << ": " << unchanged << " unchanged updates, " << unknown
+                  << " final-state-unknown deletes");
+    if (p.expected == relist::none)
+      CHECK(unchanged + unknown == 0);
+    else
+      CHECK(unchanged > 0);
+    if (std::string_view(p.name) == "compact")
+      CHECK(unknown > 0);
   }
 
   INFO(watch.fold.describe_problems());
