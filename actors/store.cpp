@@ -14,23 +14,6 @@ bool matches_requirement(const object& obj, const field_requirement& req) {
   return req.op == field_op::equals ? equal : !equal;
 }
 
-// Spelled out here so the store does not need the decoders linked.
-const char* event_name(event_type type) {
-  switch (type) {
-  case event_type::added:
-    return "ADDED";
-  case event_type::modified:
-    return "MODIFIED";
-  case event_type::deleted:
-    return "DELETED";
-  case event_type::bookmark:
-    return "BOOKMARK";
-  case event_type::error:
-    return "ERROR";
-  }
-  return "unknown";
-}
-
 } // namespace
 
 // ---- store_snapshot ----
@@ -177,7 +160,7 @@ void store::note_resource_version(const object& obj) {
 result<delta> store::apply(event_type type, const object_ptr& obj) {
   if (!obj)
     return make_error(errc::invalid_argument,
-                      std::string("store: ") + event_name(type) + " event without an object");
+                      std::string("store: ") + to_string(type) + " event without an object");
   switch (type) {
   case event_type::added:
   case event_type::modified: {
@@ -196,7 +179,7 @@ result<delta> store::apply(event_type type, const object_ptr& obj) {
     break;
   }
   return make_error(errc::invalid_argument,
-                    std::string("store: cannot apply a ") + event_name(type) + " event");
+                    std::string("store: cannot apply a ") + to_string(type) + " event");
 }
 
 std::vector<delta> store::replace(const std::vector<object_ptr>& items,

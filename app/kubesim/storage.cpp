@@ -87,26 +87,10 @@ std::vector<resource_info> builtin_resources() {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-const char* type_name(event_type type) {
-  switch (type) {
-  case event_type::added:
-    return "ADDED";
-  case event_type::modified:
-    return "MODIFIED";
-  case event_type::deleted:
-    return "DELETED";
-  case event_type::bookmark:
-    return "BOOKMARK";
-  case event_type::error:
-    return "ERROR";
-  }
-  return "ERROR";
-}
-
 // {"type":"ADDED","object":<json>}\n, built by concatenation: the object is serialised already.
 std::shared_ptr<const std::string> make_line(event_type type, std::string_view object_json) {
   std::string line;
-  const char* name = type_name(type);
+  const char* name = to_string(type);
   line.reserve(object_json.size() + 40);
   line.append(R"({"type":")").append(name).append(R"(","object":)");
   line.append(object_json);
