@@ -169,12 +169,18 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
         [self](atoms::get_atom, const std::string& key) -> object_ptr {
           return self->state.objects->get(key);
         },
-        [self](atoms::list_atom, const list_options& options) -> object_list {
-          auto snapshot = self->state.objects->snapshot();
-          auto items = snapshot.list(options.namespace_, options.labels, options.fields);
-          if (options.limit > 0 && items.size() > options.limit)
-            items.resize(options.limit);
-          return items;
+        [self](atoms::list_atom, list_options& options) -> caf::result<object_list> {
+          // The snapshot costs O(#shards); walking it is O(n), so a short-lived worker does
+          // that while the informer goes on applying events.
+          auto promise = self->make_response_promise<object_list>();
+          self->spawn([promise, snapshot = self->state.objects->snapshot(),
+                       options = std::move(options)](caf::event_based_actor*) mutable {
+            auto items = snapshot.list(options.namespace_, options.labels, options.fields);
+            if (options.limit > 0 && items.size() > options.limit)
+              items.resize(options.limit);
+            promise.deliver(std::move(items));
+          });
+          return promise;
         },
         [self](atoms::snapshot_atom) -> store_snapshot { return self->state.objects->snapshot(); },
         [self](atoms::stats_atom) -> informer_stats {
