@@ -436,3 +436,26 @@ TEST_CASE("index functions added through the actor answer by_index on snapshots"
       .receive([](bool) {}, [&](caf::error&) { refused = true; });
   CHECK(refused);
 }
+
+TEST_CASE("a handler that goes away is unsubscribed, and the informer carries on") {
+  fixture f;
+  f.create("default", "cm-0");
+  auto inf = f.informer(f.config_maps_config());
+  delta_recorder leaving, staying;
+  auto gone = f.handler(inf, leaving);
+  f.handler(inf, staying);
+  REQUIRE(leaving.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  REQUIRE(staying.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  REQUIRE(request<informer_stats>(*f.system, inf, atoms::stats_atom::value).subscriptions == 2);
+
+  // The handler's exit sends the unsubscribe; ask until the informer has processed it.
+  caf::anon_send_exit(gone, caf::exit_reason::user_shutdown);
+  std::size_t subscriptions = 2;
+  for (int attempt = 0; attempt < 100000 && subscriptions != 1; ++attempt)
+    subscriptions = request<informer_stats>(*f.system, inf, atoms::stats_atom::value).subscriptions;
+  CHECK(subscriptions == 1);
+
+  f.update("default", "cm-0", "after");
+  REQUIRE(f.converges(staying));
+  CHECK(leaving.deltas_copy().size() == 1);
+}
