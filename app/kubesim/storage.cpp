@@ -251,6 +251,17 @@ struct resource_state {
   std::map<std::uint64_t, watcher> watchers;
 };
 
+// The object `name` in namespace `ns` (ignored for cluster-scoped resources), or 404.
+api_result<stored_object> find_object(const resource_state& state,
+                                      const group_version_resource& gvr, std::string_view ns,
+                                      std::string_view name) {
+  const bool cluster = state.info.scope == resource_scope::cluster;
+  auto it = state.objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
+  if (it == state.objects.end())
+    return not_found(gvr, name);
+  return it->second;
+}
+
 // The lines one event turns into, built on first need and shared by every watcher of the event:
 // each variant is serialised at most once however many watchers receive it.
 class event_projection {
@@ -565,12 +576,10 @@ struct storage::impl final : watch_registry {
     resource_state* state = find(gvr);
     if (!state)
       return resource_not_found();
-    const bool cluster = state->info.scope == resource_scope::cluster;
-    auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
-    if (it == state->objects.end())
-      return not_found(gvr, name);
-    const stored_object existing = it->second;
-    return replace(*state, existing, std::move(body), ns, name, dry_run);
+    auto existing = find_object(*state, gvr, ns, name);
+    if (!existing)
+      return existing;
+    return replace(*state, *existing, std::move(body), ns, name, dry_run);
   }
 };
 
@@ -636,11 +645,7 @@ api_result<stored_object> storage::get(const group_version_resource& gvr, std::s
   const resource_state* state = impl_->find(gvr);
   if (!state)
     return resource_not_found();
-  const bool cluster = state->info.scope == resource_scope::cluster;
-  auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
-  if (it == state->objects.end())
-    return not_found(gvr, name);
-  return it->second;
+  return find_object(*state, gvr, ns, name);
 }
 
 std::vector<object_version> storage::truth(const group_version_resource& gvr) const {
@@ -837,11 +842,10 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
   resource_state* state = impl_->find(gvr);
   if (!state)
     return resource_not_found();
-  const bool cluster = state->info.scope == resource_scope::cluster;
-  auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
-  if (it == state->objects.end())
-    return not_found(gvr, name);
-  const stored_object existing = it->second;
+  auto found = find_object(*state, gvr, ns, name);
+  if (!found)
+    return found;
+  const stored_object existing = *found;
   json::value patched = scratch_copy(existing.object->json());
   if (type == patch_type::json_patch) {
     if (auto applied = apply_json_patch(patched, patch); !applied)
@@ -862,11 +866,10 @@ api_result<stored_object> storage::remove(const group_version_resource& gvr, std
   resource_state* state = impl_->find(gvr);
   if (!state)
     return resource_not_found();
-  const bool cluster = state->info.scope == resource_scope::cluster;
-  auto it = state->objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
-  if (it == state->objects.end())
-    return not_found(gvr, name);
-  const stored_object existing = it->second;
+  auto found = find_object(*state, gvr, ns, name);
+  if (!found)
+    return found;
+  const stored_object existing = *found;
   const auto& meta = existing.object->meta();
   if (!expected_resource_version.empty() && expected_resource_version != meta.resource_version)
     return precondition_conflict(gvr, name, expected_resource_version,
