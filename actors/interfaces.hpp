@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kinformer {
 
@@ -40,5 +41,44 @@ using informer_actor = caf::typed_actor<
     caf::reacts_to<atoms::event_atom, informer_event>,
     caf::reacts_to<atoms::bookmark_atom, std::string>,
     caf::reacts_to<atoms::report_atom, reflector_report>>;
+
+// One informer the cache runs for a kind: the namespace it covers ("" = all, or cluster-scoped).
+// The handle changes when the supervisor restarts a failed informer: subscribe through the cache
+// (subscribe_atom) to keep a subscription across restarts.
+struct informer_handle {
+  std::string namespace_;
+  informer_actor informer;
+};
+using informer_set = std::vector<informer_handle>;
+
+} // namespace kinformer
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_set)
+
+namespace kinformer {
+
+// The cache (controller-runtime's informerCache, multiNamespaceCache and delegatingByGVKCache in
+// one supervisor actor; see actors/cache_messages.hpp). Failed requests reply with a caf::error
+// carrying a kinformer error (actors/error_bridge.hpp).
+using cache_actor = caf::typed_actor<
+    // Starts the kind's informers on first use (one per covered namespace) and returns them.
+    caf::replies_to<atoms::get_informer_atom, kind_request>::with<informer_set>,
+    // Stops the kind's informers; false when it had none.
+    caf::replies_to<atoms::remove_informer_atom, kind_request>::with<bool>,
+    caf::replies_to<atoms::get_atom, cache_get_request>::with<object_ptr>,
+    caf::replies_to<atoms::list_atom, cache_list_request>::with<object_list>,
+    // Replies once every informer started so far has synced (a caller bounds it with a timeout).
+    caf::replies_to<atoms::wait_sync_atom>::with<bool>,
+    // controller-runtime's IndexField: adds the field index "field:<path>" to the kind's
+    // informers, starting them if needed.
+    caf::replies_to<atoms::index_field_atom, kind_request, std::string>::with<bool>,
+    // A subscription to every informer of the kind that survives informer restarts. The handler
+    // sees one ordered stream under the returned id and one synced_atom once all of the kind's
+    // informers have delivered their initial lists.
+    caf::replies_to<atoms::subscribe_atom, kind_request, handler_actor,
+                    subscription_options>::with<subscription_id>,
+    // Handlers acknowledge a cache subscription's batches to the actor that delivered them.
+    caf::reacts_to<atoms::unsubscribe_atom, subscription_id>,
+    caf::replies_to<atoms::stats_atom>::with<cache_stats>>;
 
 } // namespace kinformer

@@ -2,6 +2,7 @@
 // The one place where kinformer's message types and atoms are made known to CAF.
 // Included only by actor translation units (CAF headers are heavy).
 
+#include "actors/cache_messages.hpp"
 #include "actors/messages.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -19,6 +20,10 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::reflector_report)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::store_snapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::index_func)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::kind_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::cache_get_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::cache_list_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::cache_stats)
 
 namespace kinformer::atoms {
 
@@ -35,6 +40,11 @@ using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using add_index_atom = caf::atom_constant<caf::atom("addindex")>;
 using resync_atom = caf::atom_constant<caf::atom("resync")>;
+
+// The cache.
+using get_informer_atom = caf::atom_constant<caf::atom("getinform")>;
+using remove_informer_atom = caf::atom_constant<caf::atom("rminform")>;
+using index_field_atom = caf::atom_constant<caf::atom("indexfld")>;
 
 // Reflector -> informer.
 using replace_atom = caf::atom_constant<caf::atom("replace")>;
