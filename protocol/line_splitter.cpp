@@ -1,6 +1,7 @@
 #include "protocol/line_splitter.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace kinformer {
 
@@ -70,6 +71,66 @@ void line_splitter::append_partial(std::string_view bytes) {
   if (needed > partial_.capacity())
     partial_.reserve(std::min(max_line_bytes_, std::max(needed, 2 * partial_.capacity())));
   partial_.insert(partial_.end(), bytes.begin(), bytes.end());
+}
+
+// ---- line_buffer ----
+
+line_buffer::line_buffer(std::size_t max_line_bytes) : max_line_bytes_(max_line_bytes) {}
+
+std::span<char> line_buffer::prepare(std::size_t min_bytes) {
+  if (capacity_ - end_ < min_bytes) {
+    const std::size_t unread = end_ - begin_;
+    if (capacity_ - unread >= min_bytes) {
+      // Enough room once the taken lines are dropped: move the unread bytes to the front.
+      std::memmove(data_.get(), data_.get() + begin_, unread);
+    } else {
+      const std::size_t size = std::max(unread + min_bytes, 2 * capacity_);
+      std::unique_ptr<char[]> grown(new char[size]);
+      if (unread != 0)
+        std::memcpy(grown.get(), data_.get() + begin_, unread);
+      data_ = std::move(grown);
+      capacity_ = size;
+    }
+    begin_ = 0;
+    end_ = unread;
+  }
+  return {data_.get() + end_, capacity_ - end_};
+}
+
+void line_buffer::commit(std::size_t bytes) noexcept {
+  end_ = std::min(capacity_, end_ + bytes);
+}
+
+result<std::optional<std::string_view>> line_buffer::next_line() {
+  const char* from = data_.get() + begin_;
+  const std::size_t unread = end_ - begin_;
+  const void* found =
+      scanned_ < unread ? std::memchr(from + scanned_, '\n', unread - scanned_) : nullptr;
+  if (!found) {
+    scanned_ = unread;
+    if (unread > max_line_bytes_)
+      return make_error(errc::too_large, "a line longer than the limit of " +
+                                             std::to_string(max_line_bytes_) + " bytes");
+    return std::optional<std::string_view>{};
+  }
+  const std::size_t length = static_cast<const char*>(found) - from;
+  if (length > max_line_bytes_)
+    return make_error(errc::too_large, "a line of " + std::to_string(length) +
+                                           " bytes, longer than the limit of " +
+                                           std::to_string(max_line_bytes_) + " bytes");
+  std::string_view line(from, length);
+  if (!line.empty() && line.back() == '\r')
+    line.remove_suffix(1);
+  begin_ += length + 1;
+  scanned_ = 0;
+  return std::optional<std::string_view>(line);
+}
+
+status_result line_buffer::finish() const {
+  if (begin_ != end_)
+    return make_error(errc::io, "stream ended inside a line (" + std::to_string(end_ - begin_) +
+                                    " bytes without a final newline): truncated");
+  return ok_v;
 }
 
 } // namespace kinformer

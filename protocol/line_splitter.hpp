@@ -9,6 +9,9 @@
 #include "protocol/result.hpp"
 
 #include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -73,6 +76,44 @@ private:
   // reserve() may round the capacity up past the limit.
   std::vector<char> partial_;
   bool skipping_oversized_ = false; // inside a line already reported as too long
+};
+
+// The pull form of the splitter, for a reader that stops on back-pressure (the watch stream at
+// zero credit). Bytes are written straight into the buffer (prepare/commit, so the HTTP parser
+// decodes chunked bodies into it), complete lines are taken out as views of the buffer, in
+// place, when the reader is ready for them; nothing is copied per line. The unread bytes stay
+// until taken, so a reader that only refills after taking every complete line holds at most
+// one partial line plus one read.
+class line_buffer {
+public:
+  explicit line_buffer(std::size_t max_line_bytes = line_splitter::default_max_line_bytes);
+
+  // Writable room for at least `min_bytes` after the unread bytes; fill a prefix of it, then
+  // commit() that many bytes. Invalidates the views next_line() returned.
+  std::span<char> prepare(std::size_t min_bytes);
+  void commit(std::size_t bytes) noexcept;
+
+  // The next complete line without its "\n" or "\r\n" (empty lines included), valid until the
+  // next prepare(); nullopt when no complete line is buffered. A line, complete or not, longer
+  // than the limit is an errc::too_large error: a watch cannot skip an event, so the caller
+  // ends the stream.
+  result<std::optional<std::string_view>> next_line();
+
+  // The end of the stream: an errc::io error when it stopped inside a line (truncated).
+  status_result finish() const;
+
+  // Bytes committed and not yet taken as lines.
+  std::size_t buffered() const noexcept { return end_ - begin_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::size_t max_line_bytes() const noexcept { return max_line_bytes_; }
+
+private:
+  std::size_t max_line_bytes_;
+  std::unique_ptr<char[]> data_; // no value-initialisation: the parser overwrites it anyway
+  std::size_t capacity_ = 0;
+  std::size_t begin_ = 0;   // first unread byte
+  std::size_t end_ = 0;     // one past the last committed byte
+  std::size_t scanned_ = 0; // bytes after begin_ known to hold no '\n' (no rescans)
 };
 
 } // namespace kinformer

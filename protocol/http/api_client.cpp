@@ -22,7 +22,6 @@
 
 #include <atomic>
 #include <charconv>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -49,6 +48,11 @@ namespace {
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
 constexpr std::size_t read_chunk_bytes = 64 * 1024;
+// A watch reads the socket in large pieces: at ~3.5 KB an event, one read serves dozens of
+// events (small reads cost a recvmsg and a coroutine resumption each).
+constexpr std::size_t stream_read_bytes = 256 * 1024;
+// Room a watch asks of its line buffer before each read (it takes what is there, often more).
+constexpr std::size_t min_line_room = 64 * 1024;
 constexpr std::size_t max_error_body_bytes = 1 << 20;
 constexpr const char* accept_json = "application/json";
 constexpr const char* accept_metadata_list =
@@ -289,6 +293,45 @@ public:
     co_return std::pair{ec, size - body.size};
   }
 
+  // Moves the body bytes that follow into `out` (at most `size`, at least one unless the body
+  // ended): first whatever this connection has already received, parsed without waiting, and
+  // only when that gives nothing, one socket read of up to stream_read_bytes. Chunk framing is
+  // removed on the way, so one call gathers many chunks. No timer is armed per read: callers
+  // that need one watch the connection themselves.
+  awaitable<std::pair<error_code, std::size_t>>
+  read_body_into(bhttp::response_parser<bhttp::buffer_body>& parser, char* out, std::size_t size) {
+    auto& body = parser.get().body();
+    body.data = out;
+    body.size = size;
+    parser.eager(true); // parse on past each chunk while input remains
+    for (;;) {
+      if (buffer_.size() != 0) {
+        error_code ec;
+        const std::size_t used = parser.put(buffer_.data(), ec);
+        buffer_.consume(used);
+        const std::size_t produced = size - body.size;
+        if (ec == bhttp::error::need_more || ec == bhttp::error::need_buffer)
+          ec = {};
+        if (ec || produced != 0 || parser.is_done())
+          co_return std::pair{ec, produced};
+        if (used != 0)
+          continue; // a chunk header without data yet: parse on
+      }
+      tcp().expires_never();
+      auto [ec, n] =
+          tls_ ? co_await tls_->async_read_some(buffer_.prepare(stream_read_bytes), nothrow)
+               : co_await plain_->async_read_some(buffer_.prepare(stream_read_bytes), nothrow);
+      buffer_.commit(n);
+      if (ec == asio::error::eof) {
+        // A body delimited by the connection's end completes here; a chunked one is cut short.
+        parser.put_eof(ec);
+        co_return std::pair{ec, std::size_t{0}};
+      }
+      if (ec)
+        co_return std::pair{ec, std::size_t{0}};
+    }
+  }
+
   void close() {
     error_code ignored;
     tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -355,8 +398,33 @@ struct watch_session : operation {
   watch_callbacks callbacks;
   std::shared_ptr<watch_control> control;
   std::size_t credit = 0;
-  std::deque<std::string> pending_lines; // received, not yet delivered for lack of credit
   std::uint64_t events_delivered = 0;
+
+  // The idle timeout is checked by one coarse timer rather than re-armed on every read: reads
+  // only note the time, and the watchdog wakes about once per timeout period.
+  asio::steady_timer idle_watchdog{wake.get_executor()};
+  clock_type::time_point last_progress{}; // last read, or the end of the last pause
+  bool reading = false;                   // false while paused for credit
+  bool idle_expired = false;              // the watchdog closed the connection
+
+  static void watch_idle(const std::shared_ptr<watch_session>& self) {
+    self->idle_watchdog.expires_at(self->last_progress + self->request.idle_timeout);
+    self->idle_watchdog.async_wait([weak = std::weak_ptr(self)](error_code ec) {
+      auto s = weak.lock();
+      if (ec || !s || s->control->closed)
+        return;
+      const auto now = clock_type::now();
+      if (!s->reading)
+        s->last_progress = now; // a paused watch never times out
+      if (now - s->last_progress < s->request.idle_timeout) {
+        watch_idle(s);
+        return;
+      }
+      s->idle_expired = true;
+      if (s->conn)
+        s->conn->close(); // the pending read fails; the stream sees idle_expired
+    });
+  }
 
   void add_credit(std::size_t n) {
     credit = (credit > unlimited_credit - n) ? unlimited_credit : credit + n;
@@ -450,7 +518,7 @@ struct api_client::impl {
                           get_callback callback);
   awaitable<void> run_watch(std::shared_ptr<watch_session> session);
   awaitable<std::optional<watch_closed_info>>
-  stream_events(watch_session& s, connection& conn,
+  stream_events(const std::shared_ptr<watch_session>& session, connection& conn,
                 bhttp::response_parser<bhttp::buffer_body>& parser);
   void close_watch(watch_session& s, watch_closed_info closed);
 };
@@ -659,6 +727,7 @@ awaitable<void> api_client::impl::run_get(std::shared_ptr<operation> op, std::st
 
 void api_client::impl::close_watch(watch_session& s, watch_closed_info closed) {
   untrack(s);
+  s.idle_watchdog.cancel(); // a pending wait would hold up the I/O thread's shutdown
   s.conn.reset();
   closed.events_delivered = s.events_delivered;
   s.control->closed = true;
@@ -667,21 +736,33 @@ void api_client::impl::close_watch(watch_session& s, watch_closed_info closed) {
 }
 
 awaitable<std::optional<watch_closed_info>>
-api_client::impl::stream_events(watch_session& s, connection& conn,
+api_client::impl::stream_events(const std::shared_ptr<watch_session>& session, connection& conn,
                                 bhttp::response_parser<bhttp::buffer_body>& parser) {
+  watch_session& s = *session;
   const auto closed = [](watch_close_reason reason, std::string message) {
     return std::optional<watch_closed_info>(watch_closed_info{reason, std::move(message), {}, 0});
   };
-  line_splitter splitter(s.request.max_line_bytes);
-  std::vector<char> chunk(read_chunk_bytes);
+  // Body bytes go straight into `lines`; each complete line is decoded in place from there.
+  line_buffer lines(s.request.max_line_bytes);
   const decode_options decode{s.request.transform};
+  const bool idle_checked = s.request.idle_timeout.count() > 0;
+  s.last_progress = clock_type::now();
+  s.reading = true;
+  if (idle_checked)
+    watch_session::watch_idle(session);
   for (;;) {
-    // Deliver what is buffered, one credit per event.
-    while (!s.pending_lines.empty() && s.credit > 0) {
+    // Deliver the complete lines already received, one credit per event.
+    while (s.credit > 0) {
       if (s.stopping())
         co_return std::nullopt;
-      auto event = decode_watch_event(s.pending_lines.front(), decode);
-      s.pending_lines.pop_front();
+      auto line = lines.next_line();
+      if (!line)
+        co_return closed(watch_close_reason::line_too_large, line.err().describe());
+      if (!*line)
+        break;
+      if ((*line)->empty())
+        continue;
+      auto event = decode_watch_event(**line, decode);
       if (!event)
         co_return closed(watch_close_reason::decode_error, event.err().describe());
       if (s.credit != unlimited_credit)
@@ -692,43 +773,35 @@ api_client::impl::stream_events(watch_session& s, connection& conn,
     }
     if (s.stopping())
       co_return std::nullopt;
-    if (!s.pending_lines.empty() || s.credit == 0) {
+    if (s.credit == 0) {
       // Out of credit: stop reading (TCP pushes back on the server) until add_credit wakes us.
+      s.reading = false;
       s.wake.expires_at(clock_type::time_point::max());
       co_await s.wake.async_wait(nothrow);
+      s.reading = true;
+      s.last_progress = clock_type::now();
       continue;
     }
     if (parser.is_done()) {
-      if (auto end = splitter.finish(); !end)
+      if (auto end = lines.finish(); !end)
         co_return closed(watch_close_reason::io_error, end.err().describe());
       co_return closed(watch_close_reason::end_of_stream, "the server ended the watch");
     }
-    std::optional<clock_type::time_point> deadline;
-    if (s.request.idle_timeout.count() > 0)
-      deadline = clock_type::now() + s.request.idle_timeout;
-    auto [ec, n] = co_await conn.read_body_some(parser, chunk.data(), chunk.size(), deadline);
+    auto room = lines.prepare(min_line_room);
+    auto [ec, n] = co_await conn.read_body_into(parser, room.data(), room.size());
     if (s.stopping())
       co_return std::nullopt;
+    if (s.idle_expired)
+      co_return closed(watch_close_reason::idle_timeout,
+                       "no data for " + std::to_string(s.request.idle_timeout.count()) + " ms");
     if (ec) {
-      if (ec == beast::error::timeout)
-        co_return closed(watch_close_reason::idle_timeout,
-                         "no data for " + std::to_string(s.request.idle_timeout.count()) + " ms");
       if (is_tls_error(ec) && ec != ssl::error::stream_truncated)
         co_return closed(watch_close_reason::tls_error, conn.describe_tls_failure(ec));
       co_return closed(watch_close_reason::io_error, "connection lost mid-stream: " + ec.message());
     }
+    lines.commit(n);
+    s.last_progress = clock_type::now();
     s.touch(n);
-    auto fed = splitter.feed(std::string_view(chunk.data(), n), [&](std::string_view line) {
-      if (!line.empty())
-        s.pending_lines.emplace_back(line);
-    });
-    if (!fed) {
-      // Lines after the skipped one must not be delivered: a caller would resume the watch
-      // past the lost event. Drop the whole chunk; a re-watch from the last delivered
-      // resourceVersion sees its lines again.
-      s.pending_lines.clear();
-      co_return closed(watch_close_reason::line_too_large, fed.err().describe());
-    }
   }
 }
 
@@ -788,7 +861,7 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
     co_return;
   }
 
-  auto closed = co_await stream_events(*s, *conn, parser);
+  auto closed = co_await stream_events(s, *conn, parser);
   close_watch(*s, closed ? std::move(*closed) : cancelled());
 }
 

@@ -168,6 +168,40 @@ TEST_CASE("item kind and apiVersion are filled only when both are missing") {
   CHECK(unnamed->items[0]->kind().empty());
 }
 
+TEST_CASE("items are cut out of the body exactly as a whole parse sees them") {
+  // Strings with quotes, backslashes and brackets, nested arrays, odd spacing and an "items"
+  // key inside an item: the structural scan must find the same items as a full parse.
+  const std::string body = "{ \"metadata\" : {\"resourceVersion\":\"5\", \"x\":[[],{}]},\n"
+                           "  \"items\" :\t[ {\"metadata\":{\"name\":\"q\\\"]}\\\\\"}},"
+                           "{\"metadata\":{\"name\":\"b\",\"labels\":{\"k\":\"[{\\\\\"}},"
+                           "\"items\":[1,[2,{\"a\":\"}\"}]]} ,\r\n"
+                           "{\"metadata\":{\"name\":\"\\u0063\"}} ],"
+                           "\"kind\":\"PodList\",\"apiVersion\":\"v1\" }";
+  const auto whole = boost::json::parse(body);
+  auto page = decode_list(body);
+  REQUIRE(page.ok());
+  CHECK(page->kind == "PodList");
+  CHECK(page->resource_version == "5");
+  const auto& items = whole.at("items").as_array();
+  REQUIRE(page->items.size() == items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    INFO(i);
+    auto expected = items[i];
+    expected.as_object()["kind"] = "Pod";
+    expected.as_object()["apiVersion"] = "v1";
+    CHECK(page->items[i]->json() == expected);
+  }
+  CHECK(page->items[0]->meta().name == "q\"]}\\");
+  CHECK(page->items[1]->meta().label("k") == "[{\\");
+  CHECK(page->items[2]->meta().name == "c");
+
+  // Two "items" keys: decoded as a whole parse sees them.
+  const std::string twice_body = R"({"items":[{"metadata":{"name":"a"}}],"items":[]})";
+  auto twice = decode_list(twice_body);
+  REQUIRE(twice.ok());
+  CHECK(twice->items.size() == boost::json::parse(twice_body).at("items").as_array().size());
+}
+
 TEST_CASE("an empty or last List page") {
   auto page = decode_list(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},
                               "items":[]})");

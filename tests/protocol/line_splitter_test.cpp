@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -187,4 +188,124 @@ TEST_CASE("a watch stream split anywhere decodes to the same events") {
     CHECK(events[2].object->meta().resource_version == "12");
     CHECK(events[3].is_initial_events_end());
   }
+}
+
+// ---- line_buffer: the pull form ----
+
+namespace {
+
+// Writes `bytes` into the buffer through prepare/commit, as the HTTP parser does.
+void put(line_buffer& buffer, std::string_view bytes) {
+  auto room = buffer.prepare(bytes.size());
+  REQUIRE(room.size() >= bytes.size());
+  std::copy(bytes.begin(), bytes.end(), room.begin());
+  buffer.commit(bytes.size());
+}
+
+// Takes every complete line, requiring no errors.
+lines take_all(line_buffer& buffer) {
+  lines out;
+  for (;;) {
+    auto line = buffer.next_line();
+    REQUIRE(line.ok());
+    if (!*line)
+      return out;
+    out.emplace_back(**line);
+  }
+}
+
+} // namespace
+
+TEST_CASE("line_buffer: lines come out in place, whatever the write boundaries") {
+  for (std::size_t cut = 0; cut <= sample.size(); ++cut) {
+    INFO("cut at " << cut);
+    line_buffer buffer;
+    put(buffer, std::string_view(sample).substr(0, cut));
+    lines out = take_all(buffer);
+    put(buffer, std::string_view(sample).substr(cut));
+    const lines rest = take_all(buffer);
+    out.insert(out.end(), rest.begin(), rest.end());
+    CHECK(out == sample_lines);
+    CHECK(buffer.buffered() == 0);
+    CHECK(buffer.finish().ok());
+  }
+
+  line_buffer buffer;
+  put(buffer, "one\ntw");
+  auto room_end = buffer.prepare(1).data(); // the views point into the buffer itself
+  auto first = buffer.next_line();
+  REQUIRE(first.ok());
+  REQUIRE(first->has_value());
+  CHECK(**first == "one");
+  CHECK((*first)->data() + 4 + 2 == room_end);
+  CHECK(buffer.buffered() == 2);
+}
+
+TEST_CASE("line_buffer: lines wait until taken, and stop at back-pressure") {
+  line_buffer buffer;
+  put(buffer, "a\nb\nc");
+  auto a = buffer.next_line();
+  REQUIRE(a.ok());
+  CHECK(**a == "a");
+  // The reader pauses here (no credit): "b" and the partial "c" stay buffered.
+  CHECK(buffer.buffered() == 3);
+  put(buffer, "\n");
+  CHECK(take_all(buffer) == lines{"b", "c"});
+  CHECK(buffer.buffered() == 0);
+}
+
+TEST_CASE("line_buffer: a line over the limit, complete or not, is too_large") {
+  line_buffer at_limit(8);
+  put(at_limit, "12345678\n1234567\r\n");
+  CHECK(take_all(at_limit) == lines{"12345678", "1234567"});
+
+  line_buffer complete(8);
+  put(complete, "ok\n123456789\nnext\n");
+  auto ok = complete.next_line();
+  REQUIRE(ok.ok());
+  CHECK(**ok == "ok");
+  auto too_long = complete.next_line();
+  REQUIRE_FALSE(too_long.ok());
+  CHECK(too_long.err().code == errc::too_large);
+
+  // An unfinished line is reported as soon as it passes the limit, not when its end arrives.
+  line_buffer partial(8);
+  put(partial, "12345678");
+  auto waiting = partial.next_line();
+  REQUIRE(waiting.ok());
+  CHECK_FALSE(waiting->has_value());
+  put(partial, "9");
+  auto crossed = partial.next_line();
+  REQUIRE_FALSE(crossed.ok());
+  CHECK(crossed.err().code == errc::too_large);
+}
+
+TEST_CASE("line_buffer: storage holds one partial line plus one write, and is reused") {
+  line_buffer buffer(1000);
+  const std::string line(300, 'x');
+  for (int round = 0; round < 100; ++round) {
+    put(buffer, line + "\n" + line.substr(0, 100)); // a complete line and the start of one
+    CHECK(take_all(buffer) == lines{line});
+    put(buffer, line.substr(100) + "\n");
+    CHECK(take_all(buffer) == lines{line});
+  }
+  CHECK(buffer.capacity() <= 2 * (line.size() + 1 + 100));
+  // Byte by byte, the worst case for rescanning and growth.
+  for (char c : line)
+    put(buffer, std::string_view(&c, 1));
+  CHECK(take_all(buffer).empty());
+  CHECK(buffer.buffered() == line.size());
+  put(buffer, "\n");
+  CHECK(take_all(buffer) == lines{line});
+}
+
+TEST_CASE("line_buffer: finish reports a truncated last line") {
+  line_buffer buffer;
+  put(buffer, "a\npartial");
+  CHECK(take_all(buffer) == lines{"a"});
+  auto r = buffer.finish();
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.err().code == errc::io);
+  CHECK(r.err().message ==
+        "stream ended inside a line (7 bytes without a final newline): truncated");
 }
