@@ -144,12 +144,43 @@ void add_builtin_control_routes(simulator& sim) {
                           sim.resume_watches();
                           return control_ok();
                         }));
-  sim.add_control_route("/sim/faults/fail-watches", post_only([&sim](const control_request& req) {
-                          auto count = query_number(req, "count", 1);
-                          if (!count)
-                            return control_error(
-                                bad_request("count must be a non-negative integer"));
-                          sim.store().fail_next_watches(static_cast<std::size_t>(*count));
+  // 410 Expired by default; code=429&retryAfter=N answers as an overloaded server.
+  sim.add_control_route(
+      "/sim/faults/fail-watches", post_only([&sim](const control_request& req) {
+        auto count = query_number(req, "count", 1);
+        auto code = query_number(req, "code", 410);
+        auto retry = query_number(req, "retryAfter", -1);
+        if (!count || !code || !retry || *code < 400 || *code > 599)
+          return control_error(
+              bad_request("count and retryAfter must be non-negative integers, code 400-599"));
+        if (*code == 410) {
+          sim.store().fail_next_watches(static_cast<std::size_t>(*count));
+          return control_ok();
+        }
+        std::optional<int> retry_after;
+        if (*retry >= 0)
+          retry_after = static_cast<int>(*retry);
+        else if (*code == 429)
+          retry_after = 1;
+        sim.store().fail_next_watches(static_cast<std::size_t>(*count), static_cast<int>(*code),
+                                      retry_after);
+        return control_ok();
+      }));
+  sim.add_control_route(
+      "/sim/faults/expire-continues", post_only([&sim](const control_request& req) {
+        auto count = query_number(req, "count", 1);
+        if (!count)
+          return control_error(bad_request("count must be a non-negative integer"));
+        sim.store().expire_next_continues(static_cast<std::size_t>(*count));
+        return control_ok();
+      }));
+  // refuse=true (the default) or refuse=false.
+  sim.add_control_route("/sim/faults/refuse-streaming-lists",
+                        post_only([&sim](const control_request& req) {
+                          auto refuse = query_or(req, "refuse", "true");
+                          if (refuse != "true" && refuse != "false")
+                            return control_error(bad_request("refuse must be true or false"));
+                          sim.store().refuse_streaming_lists(refuse == "true");
                           return control_ok();
                         }));
   sim.add_control_route(

@@ -347,6 +347,14 @@ struct storage::impl final : watch_registry {
   std::uint64_t next_watch_id = 1;
   std::mt19937_64 random;
   fault_plan faults;
+  // Shared so that a request can call it after unlocking while another thread replaces it.
+  std::mutex observer_mutex;
+  std::shared_ptr<const request_observer> observer;
+
+  std::shared_ptr<const request_observer> current_observer() {
+    std::lock_guard lock(observer_mutex);
+    return observer;
+  }
 
   void unregister_watch(std::uint64_t id) override {
     std::unique_lock lock(mutex);
@@ -660,6 +668,23 @@ std::vector<object_version> storage::truth(const group_version_resource& gvr) co
 }
 
 api_result<list_result> storage::list(const list_request& request) {
+  auto observer = impl_->current_observer();
+  if (!observer)
+    return list_unobserved(request);
+  request_record record;
+  record.kind = request_record::verb::list;
+  record.gvr = request.gvr;
+  record.resource_version = request.resource_version;
+  record.continued = !request.continue_token.empty();
+  record.limit = request.limit;
+  record.received = std::chrono::steady_clock::now();
+  auto result = list_unobserved(request);
+  record.code = result ? 200 : result.failure().code;
+  (*observer)(record);
+  return result;
+}
+
+api_result<list_result> storage::list_unobserved(const list_request& request) {
   if (auto failure = impl_->faults.take_list_failure())
     return *failure;
   std::shared_lock lock(impl_->mutex);
@@ -684,7 +709,7 @@ api_result<list_result> storage::list(const list_request& request) {
       return bad_request(token.err().message);
     if (token->resource_version > impl_->revision)
       return bad_request("continue key is not valid: resource version from the future");
-    if (token->resource_version < impl_->oldest)
+    if (token->resource_version < impl_->oldest || impl_->faults.take_continue_expiry())
       return continue_too_old();
     snapshot = token->resource_version;
     start = std::move(token->start_key);
@@ -909,6 +934,22 @@ std::shared_ptr<const std::string> bookmark_line(const resource_info& info, std:
 } // namespace
 
 api_result<watch_handle> storage::watch(const watch_request& request, watch_sink sink) {
+  auto observer = impl_->current_observer();
+  if (!observer)
+    return watch_unobserved(request, std::move(sink));
+  request_record record;
+  record.kind = request_record::verb::watch;
+  record.gvr = request.gvr;
+  record.resource_version = request.resource_version;
+  record.send_initial_events = request.send_initial_events.value_or(false);
+  record.received = std::chrono::steady_clock::now();
+  auto result = watch_unobserved(request, std::move(sink));
+  record.code = result ? 200 : result.failure().code;
+  (*observer)(record);
+  return result;
+}
+
+api_result<watch_handle> storage::watch_unobserved(const watch_request& request, watch_sink sink) {
   std::unique_lock lock(impl_->mutex);
   resource_state* state = impl_->find(request.gvr);
   if (!state)
@@ -916,6 +957,9 @@ api_result<watch_handle> storage::watch(const watch_request& request, watch_sink
   if (auto failure = check_fields(state->info, request.fields))
     return *failure;
   if (request.send_initial_events) {
+    if (impl_->faults.refuses_streaming_lists())
+      return list_options_invalid("sendInitialEvents: Forbidden: sendInitialEvents is forbidden "
+                                  "for watch unless the WatchList feature gate is enabled");
     if (request.match != resource_version_match::not_older_than)
       return list_options_invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires "
                                   "setting resourceVersionMatch to NotOlderThan");
@@ -938,8 +982,11 @@ api_result<watch_handle> storage::watch(const watch_request& request, watch_sink
       return too_large_resource_version(*rv, current);
     from = *rv;
   }
-  if (impl_->faults.take_watch_failure())
-    return too_old_resource_version(from, impl_->oldest);
+  if (auto failure = impl_->faults.take_watch_failure()) {
+    if (failure->code == 410)
+      return too_old_resource_version(from, impl_->oldest);
+    return injected_failure(failure->code, failure->retry_after_seconds);
+  }
 
   watch_request filter = request;
   if (state->info.scope == resource_scope::cluster)
@@ -1016,8 +1063,30 @@ void storage::fail_next_watches(std::size_t count) {
   impl_->faults.fail_next_watches(count);
 }
 
+void storage::fail_next_watches(std::size_t count, int code,
+                                std::optional<int> retry_after_seconds) {
+  impl_->faults.fail_next_watches(count, code, retry_after_seconds);
+}
+
 void storage::fail_next_lists(std::size_t count, int code, std::optional<int> retry_after_seconds) {
   impl_->faults.fail_next_lists(count, code, retry_after_seconds);
+}
+
+void storage::expire_next_continues(std::size_t count) {
+  impl_->faults.expire_next_continues(count);
+}
+
+void storage::refuse_streaming_lists(bool refuse) {
+  impl_->faults.refuse_streaming_lists(refuse);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test tooling
+
+void storage::observe_requests(request_observer observer) {
+  auto shared = observer ? std::make_shared<const request_observer>(std::move(observer)) : nullptr;
+  std::lock_guard lock(impl_->observer_mutex);
+  impl_->observer = std::move(shared);
 }
 
 } // namespace kinformer::sim

@@ -15,6 +15,7 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -186,6 +187,23 @@ struct write_options {
   bool dry_run = false;
 };
 
+// One list or watch the storage answered, as a request observer sees it.
+struct request_record {
+  enum class verb { list, watch };
+  verb kind = verb::list;
+  group_version_resource gvr;
+  std::string resource_version; // as requested ("" for continue pages)
+  bool continued = false;       // a list page requested with a continue token
+  std::int64_t limit = 0;
+  bool send_initial_events = false;               // a watch asking for a streaming list
+  int code = 200;                                 // 200, or the failure's HTTP code
+  std::chrono::steady_clock::time_point received; // when the storage got the request
+};
+
+// Called once per list() and watch(), after the answer is decided and without the storage lock
+// held, on the thread serving the request (it may block that request, not others' writes).
+using request_observer = std::function<void(const request_record&)>;
+
 // One entry of the truth dump.
 struct object_version {
   std::string key; // "namespace/name" or "name"
@@ -269,11 +287,27 @@ public:
   void restore(std::uint64_t jump = 1000000);
   // The next `count` watch() calls fail with 410 Expired.
   void fail_next_watches(std::size_t count);
+  // The next `count` watch() calls fail with `code` (429 TooManyRequests, 503, ...) and
+  // retry_after_seconds, which the HTTP front sends as a plain error response.
+  void fail_next_watches(std::size_t count, int code, std::optional<int> retry_after_seconds);
   // The next `count` list() calls fail with `code` (500 InternalError, 429 TooManyRequests with
   // retry_after_seconds, 504 Timeout, ...).
   void fail_next_lists(std::size_t count, int code, std::optional<int> retry_after_seconds = {});
+  // The next `count` list() calls with a continue token fail with 410 Expired, as if the token's
+  // snapshot was compacted between two pages.
+  void expire_next_continues(std::size_t count);
+  // While on, watch() with send_initial_events fails with 422 Invalid, as an API server without
+  // the WatchList feature gate answers a streaming list.
+  void refuse_streaming_lists(bool refuse);
+
+  // --- Test tooling --------------------------------------------------------------------------
+  // Reports every list and watch from now on; an empty observer stops reporting.
+  void observe_requests(request_observer observer);
 
 private:
+  api_result<list_result> list_unobserved(const list_request& request);
+  api_result<watch_handle> watch_unobserved(const watch_request& request, watch_sink sink);
+
   struct impl;
   std::shared_ptr<impl> impl_;
 };
