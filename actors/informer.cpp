@@ -1,10 +1,13 @@
 #include "actors/informer.hpp"
 
+#include "actors/error_bridge.hpp"
 #include "actors/reflector.hpp"
 #include "actors/subscription_queue.hpp"
 
 #include <caf/all.hpp>
 
+#include <chrono>
+#include <deque>
 #include <map>
 
 namespace kinformer {
@@ -16,6 +19,10 @@ struct subscription {
   subscription_options options;
   subscription_queue queue;
   bool synced_sent = false;
+  bool overflowing = false; // reported to the observer; cleared once the queue drains
+  // Batches sent and not yet acknowledged: when, and how many deltas.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::size_t>> in_flight;
+  histogram delivery_lag{delivery_lag_bounds()};
 
   subscription(handler_actor h, subscription_options o)
       : handler(std::move(h)), options(std::move(o)),
@@ -56,8 +63,11 @@ void pump(informer_pointer self, subscription_id id, subscription& sub) {
         break;
       batch.push_back(std::move(*next));
     }
+    sub.in_flight.emplace_back(std::chrono::steady_clock::now(), batch.size());
     self->send(sub.handler, atoms::deliver_atom::value, id, std::move(batch));
   }
+  if (sub.queue.depth() == 0)
+    sub.overflowing = false;
   if (!sub.synced_sent && self->state.objects->has_synced() && sub.queue.initial_pending() == 0) {
     sub.synced_sent = true;
     self->send(sub.handler, atoms::synced_atom::value, id);
@@ -65,8 +75,31 @@ void pump(informer_pointer self, subscription_id id, subscription& sub) {
 }
 
 void fan_out(informer_pointer self, const delta& d) {
-  for (auto& [id, sub] : self->state.subscriptions)
+  auto& st = self->state;
+  for (auto& [id, sub] : st.subscriptions) {
     sub.queue.push(d);
+    if (!sub.overflowing && sub.queue.depth() >= sub.options.queue_bound) {
+      sub.overflowing = true;
+      if (st.config.observer && st.config.observer->on_overflow)
+        st.config.observer->on_overflow(st.config, sub.options.name);
+    }
+  }
+}
+
+// Matches an acknowledgement of `n` deltas to the batches in flight, oldest first, and records
+// how long each fully acknowledged batch took.
+void record_acknowledged(subscription& sub, std::uint64_t n) {
+  auto now = std::chrono::steady_clock::now();
+  while (n > 0 && !sub.in_flight.empty()) {
+    auto& [sent, count] = sub.in_flight.front();
+    if (count > n) {
+      count -= n;
+      return;
+    }
+    n -= count;
+    sub.delivery_lag.observe(std::chrono::duration<double>(now - sent).count());
+    sub.in_flight.pop_front();
+  }
 }
 
 void pump_all(informer_pointer self) {
@@ -151,6 +184,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           auto it = subs.find(id);
           if (it == subs.end())
             return;
+          record_acknowledged(it->second, n);
           it->second.queue.grant(n);
           pump(self, id, it->second);
         },
@@ -192,7 +226,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           for (const auto& [id, sub] : st.subscriptions) {
             auto q = sub.queue.stats();
             st.stats.queues.push_back({id, sub.options.name, q.depth, q.high_water, q.delivered,
-                                       q.coalesced, q.over_bound, sub.synced_sent});
+                                       q.coalesced, q.over_bound, sub.synced_sent,
+                                       sub.delivery_lag});
           }
           return st.stats;
         },
@@ -207,7 +242,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
         [self](atoms::add_index_atom, std::string& name, index_func& fn) -> caf::result<bool> {
           auto added = self->state.objects->add_index(std::move(name), std::move(fn));
           if (!added)
-            return caf::make_error(caf::sec::runtime_error, added.err().describe());
+            return to_caf_error(added.err());
           return true;
         },
         // ---- from the reflector ----
@@ -259,6 +294,16 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
         [self](atoms::report_atom, const reflector_report& r) {
           auto& st = self->state;
           switch (r.kind) {
+          case reflector_report::what::list_started:
+            if (r.reason != restart_reason::initial)
+              ++st.stats.relists_by_reason[to_string(r.reason)];
+            break;
+          case reflector_report::what::list_completed:
+            st.stats.list_seconds.observe(std::chrono::duration<double>(r.duration).count());
+            break;
+          case reflector_report::what::watch_started:
+            ++st.stats.watch_starts_by_reason[to_string(r.reason)];
+            break;
           case reflector_report::what::watch_ended:
             ++st.stats.watch_restarts;
             break;
@@ -268,6 +313,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           default:
             break;
           }
+          if (st.config.observer && st.config.observer->on_report)
+            st.config.observer->on_report(st.config, r);
         },
     };
   };

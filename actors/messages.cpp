@@ -1,5 +1,7 @@
 #include "actors/messages.hpp"
 
+#include <algorithm>
+
 namespace kinformer {
 
 std::string informer_config::collection_path() const {
@@ -16,6 +18,24 @@ std::string informer_config::display_name() const {
   if (scope == resource_scope::namespaced && !namespace_.empty())
     name += "@" + namespace_;
   return name;
+}
+
+histogram::histogram(std::vector<double> upper_bounds)
+    : bounds(std::move(upper_bounds)), counts(bounds.size() + 1, 0) {}
+
+void histogram::observe(double value) {
+  auto bucket = std::lower_bound(bounds.begin(), bounds.end(), value) - bounds.begin();
+  ++counts[static_cast<std::size_t>(bucket)];
+  sum += value;
+  ++count;
+}
+
+std::vector<double> list_duration_bounds() {
+  return {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+}
+
+std::vector<double> delivery_lag_bounds() {
+  return {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
 }
 
 } // namespace kinformer

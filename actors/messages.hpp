@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,12 +44,41 @@ struct subscription_options {
   std::chrono::milliseconds resync_period{0};
 };
 
+// A Prometheus-style histogram: counts per bucket (upper bounds ascending, +Inf implied), sum
+// and count. Plain data, so that stats can be copied out of an actor.
+struct histogram {
+  std::vector<double> bounds;
+  std::vector<std::uint64_t> counts; // bounds.size() + 1 buckets, not cumulative
+  double sum = 0;
+  std::uint64_t count = 0;
+
+  explicit histogram(std::vector<double> upper_bounds = {});
+  void observe(double value);
+};
+
+// Bucket bounds in seconds: list durations, and delivery lags.
+std::vector<double> list_duration_bounds();
+std::vector<double> delivery_lag_bounds();
+
 // A read of the store.
 struct list_options {
   std::string namespace_; // "" = all namespaces
   label_selector labels;
   field_selector fields;
   std::size_t limit = 0; // 0 = no limit
+};
+
+struct informer_config;
+struct reflector_report;
+
+// Hooks for logs and metrics. Called on the informer's thread, by every informer the hooks are
+// given to: keep them quick and thread-safe.
+struct informer_observer {
+  // Every list/watch life event (list started and completed, watch started and ended, retry).
+  std::function<void(const informer_config&, const reflector_report&)> on_report;
+  // A subscription's queue reached its bound (deltas start to coalesce); called again only
+  // after the queue has drained.
+  std::function<void(const informer_config&, const std::string& subscription)> on_overflow;
 };
 
 // What an informer is: the resource, the scope and how to watch it.
@@ -68,6 +99,7 @@ struct informer_config {
   // Events the reflector may have in flight to the informer before the informer acknowledges
   // them; at zero the HTTP client stops reading the socket.
   std::size_t event_window = 4096;
+  std::shared_ptr<const informer_observer> observer; // null: none
 
   // The collection's URL path: /api/v1/namespaces/ns/pods, /apis/apps/v1/deployments.
   std::string collection_path() const;
@@ -85,6 +117,9 @@ struct subscription_stats {
   std::uint64_t coalesced = 0;  // deltas folded into another one of the same object
   std::uint64_t over_bound = 0; // deltas queued past the bound because they could not fold
   bool synced = false;
+  // From sending a batch to the handler to its acknowledgement, per batch: how far behind a
+  // handler runs (its mailbox wait plus its processing).
+  histogram delivery_lag{delivery_lag_bounds()};
 };
 
 // Counters an informer keeps for metrics and health.
@@ -100,6 +135,10 @@ struct informer_stats {
   std::uint64_t relists = 0; // replaces after the first
   std::uint64_t watch_restarts = 0;
   std::uint64_t retries = 0; // backoffs after a failed list or watch
+  // By restart_reason (to_string): why each relist and each new watch started.
+  std::map<std::string, std::uint64_t> relists_by_reason;
+  std::map<std::string, std::uint64_t> watch_starts_by_reason;
+  histogram list_seconds{list_duration_bounds()}; // whole (paged) lists, first and re-lists
   std::size_t subscriptions = 0;
   std::vector<subscription_stats> queues; // one per subscription
   std::chrono::steady_clock::time_point last_event{};
