@@ -68,6 +68,8 @@ struct cache_options {
   watcher_config watch;
   backoff_config retry;
   store_options store;
+  // Logs and metrics hooks given to every informer (see informer_observer).
+  std::shared_ptr<const informer_observer> observer;
 };
 
 // What the cache reports for metrics and health.

@@ -19,6 +19,11 @@ using handler_actor =
     caf::typed_actor<caf::reacts_to<atoms::deliver_atom, subscription_id, delta_batch>,
                      caf::reacts_to<atoms::synced_atom, subscription_id>>;
 
+// Whatever delivers deltas to a handler (an informer, a cache subscription's relay, the remote
+// gateway's bridge): handlers acknowledge each batch to the actor that delivered it.
+using ack_receiver_actor =
+    caf::typed_actor<caf::reacts_to<atoms::ack_atom, subscription_id, std::uint64_t>>;
+
 // An informer: owns one store, is fed by its reflector, fans deltas out to handlers and answers
 // reads.
 using informer_actor = caf::typed_actor<

@@ -45,6 +45,8 @@ using resync_atom = caf::atom_constant<caf::atom("resync")>;
 using get_informer_atom = caf::atom_constant<caf::atom("getinform")>;
 using remove_informer_atom = caf::atom_constant<caf::atom("rminform")>;
 using index_field_atom = caf::atom_constant<caf::atom("indexfld")>;
+// Cache -> subscription relay: a slot's informer was restarted.
+using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 
 // Reflector -> informer.
 using replace_atom = caf::atom_constant<caf::atom("replace")>;

@@ -1,0 +1,425 @@
+// The subscription relay against real informers on the embedded simulator: one ordered stream
+// and one synced over two informers, reconciliation after an informer is killed and replaced
+// (no duplicate adds, updates and final-state-unknown deletes for what changed while it was
+// down), end-to-end credit behind a slow handler, and the relay's end.
+
+#include "actors/actor_system_setup.hpp"
+#include "actors/handler.hpp"
+#include "actors/informer.hpp"
+#include "actors/subscription_relay.hpp"
+#include "app/kubesim/simulator.hpp"
+#include "app/kubesim/storage.hpp"
+#include "protocol/http/api_client.hpp"
+#include "tests/support/delta_recorder.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include <future>
+#include <set>
+
+using namespace kinformer;
+using namespace std::chrono_literals;
+using kinformer::testing::delta_recorder;
+
+namespace {
+
+const group_version_resource configmaps{"", "v1", "configmaps"};
+constexpr subscription_id relay_id = 42;
+
+std::string config_map(const std::string& ns, const std::string& name, const std::string& value) {
+  boost::json::object obj{{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"metadata", {{"name", name}, {"namespace", ns}}},
+                          {"data", {{"value", value}}}};
+  return boost::json::serialize(obj);
+}
+
+// Stands in for the cache supervisor: answers one subscribe by spawning a relay over fixed
+// informers and hands the relay to the test; forwards unsubscribe to it.
+caf::behavior relaying_cache(caf::event_based_actor* self, std::vector<informer_actor> informers,
+                             std::shared_ptr<std::promise<relay_actor>> spawned) {
+  auto relay = std::make_shared<relay_actor>();
+  return {
+      [=](atoms::subscribe_atom, const kind_request&, handler_actor handler,
+          subscription_options options) -> subscription_id {
+        *relay = spawn_subscription_relay(self->system(), relay_id, std::move(handler), informers,
+                                          std::move(options));
+        spawned->set_value(*relay);
+        return relay_id;
+      },
+      [=](atoms::unsubscribe_atom, subscription_id id) {
+        if (*relay)
+          caf::anon_send(*relay, atoms::unsubscribe_atom::value, id);
+      },
+  };
+}
+
+struct fixture {
+  sim::simulator server;
+  std::shared_ptr<api_client> client;
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> system;
+  std::vector<caf::actor> spawned;
+
+  fixture() : server(quiet()) {
+    REQUIRE(server.start().ok());
+    auto created = api_client::create(*from_server_url(server.url()));
+    REQUIRE(created.ok());
+    client = std::move(created).value();
+    configure_actor_system(cfg);
+    system = std::make_unique<caf::actor_system>(cfg);
+  }
+
+  ~fixture() {
+    for (auto& a : spawned)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    system.reset();
+    client.reset();
+    server.stop();
+  }
+
+  static sim::simulator_options quiet() {
+    sim::simulator_options o;
+    o.bookmark_interval = 200ms;
+    return o;
+  }
+
+  void create(const std::string& ns, const std::string& name, const std::string& value = "v") {
+    REQUIRE(server.store().create(configmaps, ns, config_map(ns, name, value)).ok());
+  }
+  void update(const std::string& ns, const std::string& name, const std::string& value) {
+    REQUIRE(server.store().update(configmaps, ns, name, config_map(ns, name, value)).ok());
+  }
+  void remove(const std::string& ns, const std::string& name) {
+    REQUIRE(server.store().remove(configmaps, ns, name).ok());
+  }
+
+  std::map<std::string, std::string> truth() {
+    std::map<std::string, std::string> out;
+    for (auto& v : server.store().truth(configmaps))
+      out[v.key] = std::to_string(v.resource_version);
+    return out;
+  }
+
+  bool converges(delta_recorder& rec) {
+    return rec.wait_for([&](const delta_recorder& r) { return r.state() == truth(); }, 20s);
+  }
+
+  informer_actor informer(const std::string& ns) {
+    informer_config c;
+    c.resource = configmaps;
+    c.kind = "ConfigMap";
+    c.namespace_ = ns;
+    c.watch.page_size = 3;
+    c.watch.min_watch_timeout = 300s;
+    c.watch.max_watch_timeout = 600s;
+    c.retry.initial = 20ms;
+    c.retry.cap = 200ms;
+    auto inf = spawn_informer(*system, client, std::move(c));
+    spawned.push_back(caf::actor_cast<caf::actor>(inf));
+    return inf;
+  }
+
+  // A handler subscribed through a stand-in cache that relays `informers`; returns the relay.
+  relay_actor subscribe(std::vector<informer_actor> informers, handler_callbacks callbacks,
+                        subscription_options options = {}) {
+    auto promise = std::make_shared<std::promise<relay_actor>>();
+    auto relayed = promise->get_future();
+    auto cache = system->spawn(relaying_cache, std::move(informers), promise);
+    spawned.push_back(cache);
+    auto h = spawn_handler(*system, caf::actor_cast<cache_actor>(cache), kind_request{},
+                           std::move(callbacks), std::move(options));
+    spawned.push_back(caf::actor_cast<caf::actor>(h));
+    REQUIRE(relayed.wait_for(10s) == std::future_status::ready);
+    auto relay = relayed.get();
+    spawned.push_back(caf::actor_cast<caf::actor>(relay));
+    return relay;
+  }
+
+  relay_actor subscribe(std::vector<informer_actor> informers, delta_recorder& rec,
+                        subscription_options options = {}) {
+    return subscribe(std::move(informers), recording(rec), std::move(options));
+  }
+
+  static handler_callbacks recording(delta_recorder& rec) {
+    handler_callbacks cb;
+    cb.on_delta = [&rec](const delta& d) { rec.record(d); };
+    cb.on_synced = [&rec] { rec.mark_synced(); };
+    return cb;
+  }
+
+  // Blocks until `actor` has terminated.
+  template <class Handle>
+  void wait_down(const Handle& actor) {
+    caf::scoped_actor self{*system};
+    self->monitor(actor);
+    bool down = false;
+    self->receive([&](const caf::down_msg&) { down = true; }, caf::after(10s) >> [] {});
+    REQUIRE(down);
+  }
+
+  informer_stats stats(const informer_actor& inf) {
+    caf::scoped_actor self{*system};
+    informer_stats out;
+    self->request(inf, 10s, atoms::stats_atom::value)
+        .receive([&](informer_stats s) { out = std::move(s); },
+                 [&](caf::error& err) { FAIL(system->render(err)); });
+    return out;
+  }
+};
+
+// Keys the handler was told about twice with no delete in between.
+std::vector<std::string> duplicate_adds(const std::vector<delta>& deltas) {
+  std::set<std::string> present;
+  std::vector<std::string> out;
+  for (auto& d : deltas) {
+    auto key = d.object->key();
+    if (d.type == delta_type::added && !present.insert(key).second)
+      out.push_back(key);
+    else if (d.type == delta_type::deleted)
+      present.erase(key);
+  }
+  return out;
+}
+
+// Holds a handler's callbacks until opened; opens at the latest when it goes out of scope, so
+// that a failed check never leaves a scheduler thread blocked at teardown.
+class gate {
+public:
+  std::shared_future<void> opened() { return opened_; }
+  void open() {
+    if (!open_) {
+      open_ = true;
+      promise_.set_value();
+    }
+  }
+  ~gate() { open(); }
+
+private:
+  std::promise<void> promise_;
+  std::shared_future<void> opened_ = promise_.get_future().share();
+  bool open_ = false;
+};
+
+std::string version(const object_ptr& obj) {
+  return std::string(obj->meta().resource_version);
+}
+
+} // namespace
+
+TEST_CASE("a relay merges two informers into one stream with one synced") {
+  fixture f;
+  for (int i = 0; i < 4; ++i) {
+    f.create("a", "cm-" + std::to_string(i));
+    f.create("b", "cm-" + std::to_string(i));
+  }
+  f.create("c", "not-covered");
+  auto a = f.informer("a");
+  auto b = f.informer("b");
+  delta_recorder rec;
+  f.subscribe({a, b}, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  auto initial = rec.deltas_copy();
+  REQUIRE(initial.size() == 8);
+  for (auto& d : initial) {
+    CHECK(d.type == delta_type::added);
+    CHECK(d.initial_list);
+  }
+  f.update("a", "cm-1", "x");
+  f.remove("b", "cm-2");
+  f.create("b", "cm-new");
+  auto covered = [&] {
+    auto t = f.truth();
+    t.erase("c/not-covered");
+    return t;
+  };
+  REQUIRE(rec.wait_for([&](const delta_recorder& r) { return r.state() == covered(); }, 20s));
+  CHECK(rec.out_of_order().empty());
+  CHECK(duplicate_adds(rec.deltas_copy()).empty());
+  CHECK(rec.synced() == 1);
+}
+
+TEST_CASE("after an informer is replaced, the relay reconciles without duplicate adds") {
+  fixture f;
+  for (int i = 0; i < 5; ++i) {
+    f.create("a", "cm-" + std::to_string(i));
+    f.create("b", "cm-" + std::to_string(i));
+  }
+  auto a = f.informer("a");
+  auto b = f.informer("b");
+  delta_recorder rec;
+  auto relay = f.subscribe({a, b}, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  f.update("a", "cm-0", "live");
+  REQUIRE(f.converges(rec));
+  auto before = rec.deltas_copy();
+  auto had = [&](const std::string& key) {
+    object_ptr last;
+    for (auto& d : before)
+      if (d.object->key() == key)
+        last = d.object;
+    return last;
+  };
+  auto had_cm1 = had("a/cm-1");
+  REQUIRE(had_cm1);
+
+  // The informer of namespace "a" fails; meanwhile "a" changes.
+  caf::anon_send_exit(a, caf::exit_reason::kill);
+  f.wait_down(a);
+  f.update("a", "cm-1", "changed-while-down");
+  f.remove("a", "cm-2");
+  f.create("a", "cm-new");
+  f.update("b", "cm-0", "b-still-watched");
+
+  auto replacement = f.informer("a");
+  caf::anon_send(relay, atoms::rebind_atom::value, std::size_t{0}, replacement);
+  REQUIRE(f.converges(rec));
+  auto all = rec.deltas_copy();
+  std::vector<delta> after(all.begin() + static_cast<std::ptrdiff_t>(before.size()), all.end());
+  CHECK(duplicate_adds(all).empty());
+  CHECK(rec.out_of_order().empty());
+  std::map<std::string, std::vector<delta>> by_key;
+  for (auto& d : after)
+    by_key[d.object->key()].push_back(d);
+
+  REQUIRE(by_key["a/cm-1"].size() == 1);
+  const auto& changed = by_key["a/cm-1"][0];
+  CHECK(changed.type == delta_type::updated);
+  REQUIRE(changed.old_object);
+  CHECK(version(changed.old_object) == version(had_cm1));
+  CHECK(changed.object->json().at("data").at("value") == "changed-while-down");
+
+  REQUIRE(by_key["a/cm-2"].size() == 1);
+  CHECK(by_key["a/cm-2"][0].type == delta_type::deleted);
+  CHECK(by_key["a/cm-2"][0].final_state_unknown);
+
+  REQUIRE(by_key["a/cm-new"].size() == 1);
+  CHECK(by_key["a/cm-new"][0].type == delta_type::added);
+  CHECK_FALSE(by_key["a/cm-new"][0].initial_list);
+
+  REQUIRE(by_key["b/cm-0"].size() == 1);
+  CHECK(by_key["b/cm-0"][0].type == delta_type::updated);
+
+  // Unchanged objects are not delivered again.
+  for (const auto* key : {"a/cm-0", "a/cm-3", "a/cm-4", "b/cm-1"})
+    CHECK(by_key[key].empty());
+  CHECK(rec.synced() == 1);
+
+  // The replacement's live events flow through the relay.
+  f.update("a", "cm-3", "after-rebind");
+  REQUIRE(f.converges(rec));
+  CHECK(rec.synced() == 1);
+  CHECK(duplicate_adds(rec.deltas_copy()).empty());
+}
+
+TEST_CASE("a slow handler holds back the informer's queue, not the relay") {
+  fixture f;
+  for (int i = 0; i < 6; ++i)
+    f.create("a", "cm-" + std::to_string(i));
+  auto a = f.informer("a");
+  // A direct subscriber: once it has converged, the informer has applied every update.
+  delta_recorder fast;
+  handler_actor direct = spawn_handler(*f.system, a, fixture::recording(fast));
+  f.spawned.push_back(caf::actor_cast<caf::actor>(direct));
+  REQUIRE(fast.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+
+  gate blocked;
+  auto opened = blocked.opened();
+  delta_recorder slow;
+  handler_callbacks cb;
+  cb.on_delta = [&slow, opened](const delta& d) {
+    opened.wait();
+    slow.record(d);
+  };
+  cb.on_synced = [&slow] { slow.mark_synced(); };
+  subscription_options small;
+  small.name = "relay";
+  small.queue_bound = 4;
+  small.window = 2;
+  small.max_batch = 1;
+  f.subscribe({a}, std::move(cb), small);
+
+  for (int round = 0; round < 15; ++round)
+    for (int i = 0; i < 6; ++i)
+      f.update("a", "cm-" + std::to_string(i), "r" + std::to_string(round));
+  REQUIRE(f.converges(fast));
+
+  // The handler is stuck in its first callback, so the relay has acknowledged nothing: the
+  // informer sent only its window and coalesced the rest in the relay's queue.
+  auto stats = f.stats(a);
+  auto queue = std::find_if(stats.queues.begin(), stats.queues.end(),
+                            [](const subscription_stats& q) { return q.name == "relay"; });
+  REQUIRE(queue != stats.queues.end());
+  CHECK(queue->delivered == 2);
+  CHECK(queue->coalesced > 0);
+
+  blocked.open();
+  REQUIRE(f.converges(slow));
+  REQUIRE(slow.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  CHECK(slow.out_of_order().empty());
+  CHECK(slow.deltas_copy().size() < fast.deltas_copy().size());
+}
+
+TEST_CASE("a relay ends on unsubscribe and when its handler terminates") {
+  fixture f;
+  f.create("a", "cm-0");
+  auto a = f.informer("a");
+
+  SECTION("unsubscribe") {
+    delta_recorder rec;
+    auto relay = f.subscribe({a}, rec);
+    REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+    caf::anon_send(relay, atoms::unsubscribe_atom::value, relay_id);
+    f.wait_down(relay);
+  }
+  SECTION("handler terminates") {
+    auto synced = std::make_shared<std::promise<void>>();
+    auto relay_synced = synced->get_future();
+    auto handler = f.system->spawn([synced](caf::event_based_actor*) -> caf::behavior {
+      return {[](atoms::deliver_atom, subscription_id, const delta_batch&) {},
+              [synced](atoms::synced_atom, subscription_id) { synced->set_value(); }};
+    });
+    auto relay = spawn_subscription_relay(*f.system, relay_id,
+                                          caf::actor_cast<handler_actor>(handler), {a}, {});
+    // Synced means the relay has its subscription id (the informer replies before delivering).
+    REQUIRE(relay_synced.wait_for(10s) == std::future_status::ready);
+    caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
+    f.wait_down(relay);
+  }
+  // The relay unsubscribed before it terminated, so this request queues behind the unsubscribe.
+  CHECK(f.stats(a).subscriptions == 0);
+}
+
+TEST_CASE("a relay ignores bad input and stray senders") {
+  fixture f;
+  f.create("a", "cm-0");
+  auto a = f.informer("a");
+  delta_recorder rec;
+  auto relay = f.subscribe({a}, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+
+  // A delivery from an actor that is not one of its informers, a delta without an object, a
+  // rebind of a slot that does not exist and a null replacement: all ignored.
+  delta stray;
+  stray.object = rec.deltas_copy().front().object;
+  caf::anon_send(relay, atoms::deliver_atom::value, subscription_id{1},
+                 delta_batch{stray, delta{}});
+  caf::anon_send(relay, atoms::synced_atom::value, subscription_id{1});
+  caf::anon_send(relay, atoms::rebind_atom::value, std::size_t{7}, a);
+  caf::anon_send(relay, atoms::rebind_atom::value, std::size_t{0}, informer_actor{});
+
+  f.update("a", "cm-0", "still-works");
+  REQUIRE(f.converges(rec));
+  CHECK(rec.deltas_copy().size() == 2);
+  CHECK(rec.synced() == 1);
+}
+
+TEST_CASE("a relay without informers is synced at once") {
+  fixture f;
+  delta_recorder rec;
+  f.subscribe({}, rec);
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  CHECK(rec.deltas_copy().empty());
+}
