@@ -1,6 +1,7 @@
 #pragma once
 // Every typed actor interface of kinformer, in one place.
 
+#include "actors/remote_messages.hpp"
 #include "actors/type_ids.hpp"
 
 #include <caf/replies_to.hpp>
@@ -85,5 +86,18 @@ using cache_actor = caf::typed_actor<
     // Handlers acknowledge a cache subscription's batches to the actor that delivered them.
     caf::reacts_to<atoms::unsubscribe_atom, subscription_id>,
     caf::replies_to<atoms::stats_atom>::with<cache_stats>>;
+
+// A subscriber in another process: receives one subscription's deltas in wire form and
+// acknowledges each batch, as a local handler does, to the actor that delivered it.
+using remote_handler_actor =
+    caf::typed_actor<caf::reacts_to<atoms::remote_deliver_atom, subscription_id, wire_batch>,
+                     caf::reacts_to<atoms::synced_atom, subscription_id>>;
+
+// What kinformerd publishes for remote subscribers. The handler travels as a plain caf::actor
+// (typed handles need extra registration on both nodes) and must be a remote_handler_actor.
+using gateway_actor = caf::typed_actor<
+    caf::replies_to<atoms::remote_subscribe_atom, remote_subscription_request,
+                    caf::actor>::with<subscription_id>,
+    caf::reacts_to<atoms::unsubscribe_atom, subscription_id>>;
 
 } // namespace kinformer

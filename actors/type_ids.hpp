@@ -48,6 +48,10 @@ using index_field_atom = caf::atom_constant<caf::atom("indexfld")>;
 // Cache -> subscription relay: a slot's informer was restarted.
 using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 
+// Remote subscribers (actors/remote_gateway.hpp).
+using remote_subscribe_atom = caf::atom_constant<caf::atom("rsubscribe")>;
+using remote_deliver_atom = caf::atom_constant<caf::atom("rdeliver")>;
+
 // Reflector -> informer.
 using replace_atom = caf::atom_constant<caf::atom("replace")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;

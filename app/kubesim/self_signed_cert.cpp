@@ -162,7 +162,8 @@ result<tls_material> make_self_signed_tls(const certificate_request& request) {
   for (auto [nid, value] :
        {std::pair{NID_basic_constraints, "critical,CA:FALSE"},
         std::pair{NID_key_usage, "critical,digitalSignature,keyEncipherment"},
-        std::pair{NID_ext_key_usage, "serverAuth"}, std::pair{NID_subject_key_identifier, "hash"},
+        std::pair{NID_ext_key_usage, request.client_auth ? "serverAuth,clientAuth" : "serverAuth"},
+        std::pair{NID_subject_key_identifier, "hash"},
         std::pair{NID_authority_key_identifier, "keyid:always"}}) {
     if (auto added = add_extension(server->get(), ca->get(), nid, value); !added)
       return std::move(added).err();

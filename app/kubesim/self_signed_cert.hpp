@@ -20,6 +20,8 @@ struct certificate_request {
   std::vector<std::string> dns_names{"localhost"};
   std::vector<std::string> ip_addresses{"127.0.0.1", "::1"};
   std::chrono::hours validity{24 * 365};
+  // Also valid for TLS clients (clientAuth): one leaf for both ends of a mutual-TLS test.
+  bool client_auth = false;
 };
 
 // Generates EC P-256 keys, a CA certificate (CA:TRUE, keyCertSign) and a server certificate

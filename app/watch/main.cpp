@@ -8,11 +8,11 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
+#include "app/common/delta_line.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/kube_config.hpp"
 #include "protocol/rest_mapper.hpp"
 
-#include <boost/json.hpp>
 #include <caf/all.hpp>
 
 #include <csignal>
@@ -55,19 +55,6 @@ struct arguments {
 int fail(const std::string& message) {
   std::cerr << "kinformer-watch: " << message << "\n";
   return 2;
-}
-
-std::string delta_line(const delta& d) {
-  const char* type = d.type == delta_type::added     ? "ADDED"
-                     : d.type == delta_type::deleted ? "DELETED"
-                                                     : "UPDATED";
-  boost::json::object line;
-  line["type"] = type;
-  line["key"] = d.object->key();
-  line["resourceVersion"] = d.object->meta().resource_version;
-  line["initialList"] = d.initial_list;
-  line["finalStateUnknown"] = d.final_state_unknown;
-  return boost::json::serialize(line);
 }
 
 } // namespace
@@ -180,7 +167,7 @@ int main(int argc, char** argv) {
 
   handler_callbacks callbacks;
   callbacks.on_delta = [](const delta& d) { std::cout << delta_line(d) << std::endl; };
-  callbacks.on_synced = [] { std::cout << R"({"type":"SYNCED"})" << std::endl; };
+  callbacks.on_synced = [] { std::cout << synced_line << std::endl; };
   auto handler = spawn_handler(system, inf, std::move(callbacks));
 
   int received = 0;

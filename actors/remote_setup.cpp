@@ -1,0 +1,24 @@
+#include "actors/remote_setup.hpp"
+
+#include "actors/remote_messages.hpp"
+
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+
+namespace kinformer {
+
+void configure_remote(caf::actor_system_config& cfg, const remote_tls* tls) {
+  cfg.load<caf::io::middleman>();
+  cfg.add_message_type<wire_delta>("kinformer.wire_delta");
+  cfg.add_message_type<wire_batch>("kinformer.wire_batch");
+  cfg.add_message_type<remote_subscription_request>("kinformer.remote_subscription_request");
+  if (tls != nullptr) {
+    cfg.load<caf::openssl::manager>();
+    cfg.openssl_certificate = tls->certificate_file;
+    cfg.openssl_key = tls->key_file;
+    cfg.openssl_cafile = tls->ca_file;
+  }
+}
+
+} // namespace kinformer

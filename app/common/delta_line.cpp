@@ -1,0 +1,20 @@
+#include "app/common/delta_line.hpp"
+
+#include <boost/json.hpp>
+
+namespace kinformer {
+
+std::string delta_line(const delta& d) {
+  const char* type = d.type == delta_type::added     ? "ADDED"
+                     : d.type == delta_type::deleted ? "DELETED"
+                                                     : "UPDATED";
+  boost::json::object line;
+  line["type"] = type;
+  line["key"] = d.object->key();
+  line["resourceVersion"] = d.object->meta().resource_version;
+  line["initialList"] = d.initial_list;
+  line["finalStateUnknown"] = d.final_state_unknown;
+  return boost::json::serialize(line);
+}
+
+} // namespace kinformer
