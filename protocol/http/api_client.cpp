@@ -4,6 +4,7 @@
 #include "protocol/http/api_client.hpp"
 
 #include "protocol/line_splitter.hpp"
+#include "protocol/retry_after.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -20,8 +21,8 @@
 
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -134,13 +135,17 @@ watch_close_reason close_reason_for(errc code) {
   }
 }
 
-std::optional<int> parse_retry_after(std::string_view value) {
-  int seconds = 0;
-  const auto* end = value.data() + value.size();
-  auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
-  if (value.empty() || ec != std::errc() || ptr != end || seconds < 0)
-    return std::nullopt; // the HTTP-date form is not used by the API server
-  return seconds;
+// The Retry-After header in seconds; a date is measured against the wall clock.
+std::optional<int> retry_after_header(std::string_view value) {
+  const auto wait = parse_retry_after(value, std::chrono::system_clock::now());
+  if (!wait)
+    return std::nullopt;
+  return static_cast<int>(wait->count());
+}
+
+// details.retryAfterSeconds, held to the same bounds as the header.
+int bounded_retry_after(int seconds) {
+  return static_cast<int>(std::clamp<std::int64_t>(seconds, 0, max_retry_after.count()));
 }
 
 bool is_ip_literal(const std::string& host) {
@@ -451,6 +456,10 @@ std::pair<error, response_info> describe_failure(const raw_response& response) {
   info.http_status = response.status_code;
   info.server_status = decode_status(response.body);
   info.retry_after_seconds = response.retry_after_seconds;
+  // Bounded where it enters: the reflector also reads details.retryAfterSeconds itself.
+  if (info.server_status && info.server_status->retry_after_seconds)
+    info.server_status->retry_after_seconds =
+        bounded_retry_after(*info.server_status->retry_after_seconds);
   if (!info.retry_after_seconds && info.server_status)
     info.retry_after_seconds = info.server_status->retry_after_seconds;
   std::string message = "HTTP " + std::to_string(response.status_code);
@@ -497,6 +506,11 @@ struct api_client::impl {
                                                  std::string_view accept);
   error failure(const error_code& ec, operation& op, connection* conn, std::string_view what);
   void stop_all();
+  // Reports a finished request to options.on_request.
+  void observe(api_verb verb, clock_type::time_point started, int http_status) const {
+    if (options.on_request)
+      options.on_request(request_record{verb, http_status, clock_type::now() - started});
+  }
 
   // Registers a running operation so shutdown can abort it; one that starts after shutdown
   // began is aborted at once.
@@ -510,7 +524,7 @@ struct api_client::impl {
   awaitable<result<std::shared_ptr<connection>>> open_connection(operation& op);
   awaitable<result<raw_response>> exchange_once(operation& op, const std::string& target,
                                                 std::string_view accept);
-  awaitable<result<raw_response>> exchange(operation& op, const std::string& target,
+  awaitable<result<raw_response>> exchange(operation& op, api_verb verb, const std::string& target,
                                            std::string_view accept);
   awaitable<void> run_list(std::shared_ptr<operation> op, list_request request,
                            list_callback callback);
@@ -657,7 +671,7 @@ api_client::impl::exchange_once(operation& op, const std::string& target, std::s
     const auto& header = parser.get();
     response.status_code = static_cast<int>(header.result_int());
     response.content_type = std::string(header[bhttp::field::content_type]);
-    response.retry_after_seconds = parse_retry_after(header[bhttp::field::retry_after]);
+    response.retry_after_seconds = retry_after_header(header[bhttp::field::retry_after]);
     std::vector<char> chunk(read_chunk_bytes);
     while (!parser.is_done()) {
       auto [rec, n] = co_await conn->read_body_some(parser, chunk.data(), chunk.size(), deadline);
@@ -676,19 +690,25 @@ api_client::impl::exchange_once(operation& op, const std::string& target, std::s
   }
 }
 
-awaitable<result<raw_response>> api_client::impl::exchange(operation& op, const std::string& target,
+awaitable<result<raw_response>> api_client::impl::exchange(operation& op, api_verb verb,
+                                                           const std::string& target,
                                                            std::string_view accept) {
+  auto started = clock_type::now();
   auto response = co_await exchange_once(op, target, accept);
+  observe(verb, started, response ? response->status_code : 0);
   // A rotated token shows up as a 401: re-read it and try once more if it changed.
-  if (response && response->status_code == 401 && tokens.refresh() && !op.aborted)
+  if (response && response->status_code == 401 && tokens.refresh() && !op.aborted) {
+    started = clock_type::now();
     response = co_await exchange_once(op, target, accept);
+    observe(verb, started, response ? response->status_code : 0);
+  }
   co_return response;
 }
 
 awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_request request,
                                            list_callback callback) {
   track(op);
-  auto response = co_await exchange(*op, build_list_target(request),
+  auto response = co_await exchange(*op, api_verb::list, build_list_target(request),
                                     request.metadata_only ? accept_metadata_list : accept_json);
   untrack(*op);
   if (!response) {
@@ -711,7 +731,7 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
 awaitable<void> api_client::impl::run_get(std::shared_ptr<operation> op, std::string path,
                                           std::string accept, get_callback callback) {
   track(op);
-  auto response = co_await exchange(*op, path, accept);
+  auto response = co_await exchange(*op, api_verb::get, path, accept);
   untrack(*op);
   if (!response) {
     callback(std::move(response).err());
@@ -807,10 +827,12 @@ api_client::impl::stream_events(const std::shared_ptr<watch_session>& session, c
 
 awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
   track(s);
+  const auto started = clock_type::now();
   const auto cancelled = [] {
     return watch_closed_info{watch_close_reason::cancelled, "watch cancelled", {}, 0};
   };
   if (s->stopping()) {
+    observe(api_verb::watch, started, 0);
     close_watch(*s, cancelled());
     co_return;
   }
@@ -819,6 +841,7 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
 
   auto opened = co_await open_connection(*s);
   if (!opened) {
+    observe(api_verb::watch, started, 0);
     const auto& err = opened.err();
     close_watch(*s, watch_closed_info{close_reason_for(err.code), err.describe(), {}, 0});
     co_return;
@@ -833,6 +856,7 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
   if (!ec)
     ec = co_await conn->read_header(parser, header_deadline);
   if (ec) {
+    observe(api_verb::watch, started, 0);
     const auto err = failure(ec, *s, conn.get(), "watch " + target);
     close_watch(*s, watch_closed_info{close_reason_for(err.code), err.describe(), {}, 0});
     co_return;
@@ -840,12 +864,13 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
   s->control->last_activity = clock_type::now().time_since_epoch().count();
 
   const int status_code = static_cast<int>(parser.get().result_int());
+  observe(api_verb::watch, started, status_code);
   if (status_code != 200) {
     if (status_code == 401)
       tokens.refresh(); // the next watch carries a rotated token
     raw_response response;
     response.status_code = status_code;
-    response.retry_after_seconds = parse_retry_after(parser.get()[bhttp::field::retry_after]);
+    response.retry_after_seconds = retry_after_header(parser.get()[bhttp::field::retry_after]);
     std::vector<char> chunk(read_chunk_bytes);
     while (!parser.is_done() && response.body.size() < max_error_body_bytes) {
       auto [rec, n] =
@@ -885,6 +910,18 @@ const char* to_string(watch_close_reason reason) noexcept {
     return "decode_error";
   case watch_close_reason::cancelled:
     return "cancelled";
+  }
+  return "unknown";
+}
+
+const char* to_string(api_verb verb) noexcept {
+  switch (verb) {
+  case api_verb::list:
+    return "list";
+  case api_verb::watch:
+    return "watch";
+  case api_verb::get:
+    return "get";
   }
   return "unknown";
 }

@@ -35,6 +35,26 @@
 
 namespace kinformer {
 
+// The Kubernetes verb of a request (not its HTTP method: all three are GETs).
+enum class api_verb { list, watch, get };
+const char* to_string(api_verb verb) noexcept;
+
+// One HTTP request the client finished, for metrics ("API requests by verb and code").
+struct request_record {
+  api_verb verb = api_verb::get;
+  int http_status = 0; // 0 when no response arrived (I/O, TLS, timeout, cancelled)
+  // A list or get: until its body is read. A watch: until its response header arrived (the
+  // stream that follows is not request latency), or until it failed.
+  std::chrono::steady_clock::duration duration{};
+};
+
+// Sees every request once: each list and get attempt (a retry after a 401 with a rotated token
+// is a second request) and each watch, when its response header arrives or it fails before
+// one. Runs on the client's I/O thread, one call at a time per client, so it must be cheap
+// (bump a counter) and must not throw; it may run while the client is being destroyed, so what
+// it refers to must outlive the client.
+using request_observer = std::function<void(const request_record&)>;
+
 struct client_options {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)}; // TCP connect + TLS
   // Bound on a whole list/get exchange, and on a watch's response header.
@@ -43,13 +63,16 @@ struct client_options {
   std::size_t max_body_bytes = std::size_t{1} << 30; // list/get bodies larger fail as too_large
   std::size_t max_idle_connections = 4;              // kept-alive connections for lists and gets
   std::string user_agent = "kinformer/0.1";
+  request_observer on_request; // empty: nothing observed
 };
 
 // What the server said about a request beyond its body.
 struct response_info {
-  int http_status = 0;                    // 0 when no response arrived (I/O, TLS, timeout)
-  std::optional<status> server_status;    // the decoded Status, when a failure carried one
-  std::optional<int> retry_after_seconds; // Retry-After header, else details.retryAfterSeconds
+  int http_status = 0;                 // 0 when no response arrived (I/O, TLS, timeout)
+  std::optional<status> server_status; // the decoded Status, when a failure carried one
+  // The Retry-After header (seconds or an HTTP-date, see protocol/retry_after.hpp), else
+  // details.retryAfterSeconds; both held to [0, max_retry_after].
+  std::optional<int> retry_after_seconds;
 };
 
 struct http_response {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -285,6 +286,151 @@ TEST_CASE("list failures carry the HTTP code, the decoded Status and Retry-After
 
   auto garbage = run("/garbage");
   CHECK(garbage.page->err().code == errc::invalid_json);
+}
+
+// A Retry-After HTTP-date `ahead` of the wall clock, as an API server would send it.
+std::string http_date_from_now(std::chrono::seconds ahead) {
+  const std::time_t when = std::chrono::system_clock::to_time_t(
+      std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()) + ahead);
+  std::tm utc{};
+  gmtime_r(&when, &utc);
+  char text[64];
+  REQUIRE(std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc) > 0);
+  return text;
+}
+
+TEST_CASE("Retry-After as an HTTP-date, capped, and garbage falling back to the Status") {
+  scripted_server server([&](server_exchange& ex) {
+    const auto path = ex.request().path();
+    const auto throttled = status_json(429, "TooManyRequests", R"({"retryAfterSeconds":4})");
+    if (path == "/in-two-minutes")
+      ex.respond(429, throttled, {{"Retry-After", http_date_from_now(120s)}});
+    else if (path == "/in-the-past")
+      ex.respond(429, throttled, {{"Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT"}});
+    else if (path == "/in-a-week")
+      ex.respond(429, throttled, {{"Retry-After", "604800"}});
+    else if (path == "/garbage")
+      ex.respond(429, throttled, {{"Retry-After", "tomorrow-ish"}});
+    else
+      ex.respond(429, status_json(429, "TooManyRequests", R"({"retryAfterSeconds":999999})"));
+  });
+  auto client = make_client(server.url());
+  const auto retry_after = [&](const char* path) {
+    list_request request;
+    request.path = path;
+    auto outcome = list_sync(*client, request);
+    CHECK(outcome.info.http_status == 429);
+    return outcome.info.retry_after_seconds;
+  };
+  const auto two_minutes = retry_after("/in-two-minutes");
+  REQUIRE(two_minutes);
+  // The date has whole seconds; the client reads it up to a few seconds later.
+  CHECK(*two_minutes <= 120);
+  CHECK(*two_minutes >= 110);
+  CHECK(retry_after("/in-the-past") == 0);
+  CHECK(retry_after("/in-a-week") == 3600);
+  CHECK(retry_after("/garbage") == 4);
+  // details.retryAfterSeconds is capped too, also in the Status handed on.
+  list_request status_only;
+  status_only.path = "/status-only";
+  auto capped = list_sync(*client, status_only);
+  CHECK(capped.info.retry_after_seconds == 3600);
+  REQUIRE(capped.info.server_status);
+  CHECK(capped.info.server_status->retry_after_seconds == 3600);
+}
+
+// Collects what the request observer sees; the client calls it on its I/O thread.
+class request_log {
+public:
+  request_observer observer() {
+    return [this](const request_record& record) {
+      std::lock_guard lock(mutex_);
+      records_.push_back(record);
+    };
+  }
+  std::vector<request_record> records() {
+    std::lock_guard lock(mutex_);
+    return records_;
+  }
+
+private:
+  std::mutex mutex_;
+  std::vector<request_record> records_;
+};
+
+TEST_CASE("the request observer sees each list, watch and get once, with verb and code") {
+  scripted_server server([&](server_exchange& ex) {
+    if (ex.request().query("watch")) {
+      ex.start_chunked();
+      ex.chunk(event_line("ADDED", pod_json("p1", "2")));
+      ex.end_chunked();
+    } else if (ex.request().path() == "/api/v1/pods") {
+      ex.respond(200, pod_list({"a"}, "1", ""));
+    } else {
+      ex.respond(404, status_json(404, "NotFound"));
+    }
+  });
+  request_log log;
+  client_options options;
+  options.on_request = log.observer();
+  auto client = make_client(*from_server_url(server.url()), options);
+
+  // Each request is observed before its result is handed over, so no further wait is needed.
+  list_request list;
+  list.path = "/api/v1/pods";
+  REQUIRE(list_sync(*client, list).page->ok());
+  watch_log events;
+  watch_request watch;
+  watch.path = "/api/v1/pods";
+  client->watch(watch, events.callbacks());
+  CHECK(events.wait_closed().reason == watch_close_reason::end_of_stream);
+  auto missing = client->get_sync("/api/v1/namespaces/default/pods/missing");
+  REQUIRE(missing.ok());
+  CHECK(missing->status_code == 404);
+
+  const auto records = log.records();
+  REQUIRE(records.size() == 3);
+  CHECK(records[0].verb == api_verb::list);
+  CHECK(records[0].http_status == 200);
+  CHECK(records[1].verb == api_verb::watch);
+  CHECK(records[1].http_status == 200);
+  CHECK(records[2].verb == api_verb::get);
+  CHECK(records[2].http_status == 404);
+  for (const auto& record : records) {
+    CHECK(record.duration > std::chrono::steady_clock::duration::zero());
+    CHECK(record.duration < patience);
+  }
+  CHECK(std::string(to_string(api_verb::list)) == "list");
+  CHECK(std::string(to_string(api_verb::watch)) == "watch");
+  CHECK(std::string(to_string(api_verb::get)) == "get");
+}
+
+TEST_CASE("the request observer reports code 0 when no response arrived") {
+  unsigned short closed_port = 0;
+  {
+    scripted_server gone([](server_exchange&) {});
+    closed_port = gone.port();
+  }
+  request_log log;
+  client_options options;
+  options.on_request = log.observer();
+  auto client =
+      make_client(*from_server_url("http://127.0.0.1:" + std::to_string(closed_port)), options);
+  list_request list;
+  list.path = "/api/v1/pods";
+  REQUIRE_FALSE(list_sync(*client, list).page->ok());
+  watch_log events;
+  watch_request watch;
+  watch.path = "/api/v1/pods";
+  client->watch(watch, events.callbacks());
+  CHECK(events.wait_closed().reason == watch_close_reason::io_error);
+
+  const auto records = log.records();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].verb == api_verb::list);
+  CHECK(records[0].http_status == 0);
+  CHECK(records[1].verb == api_verb::watch);
+  CHECK(records[1].http_status == 0);
 }
 
 TEST_CASE("broken responses and unreachable servers are errors, not crashes") {
@@ -659,7 +805,10 @@ TEST_CASE("a rotated token file is picked up on 401") {
   });
   auto config = *from_server_url(server.url());
   config.token_file = token_file;
-  auto client = make_client(config);
+  request_log requests;
+  client_options options;
+  options.on_request = requests.observer();
+  auto client = make_client(config, options);
 
   auto first = client->get_sync("/api");
   REQUIRE(first.ok());
@@ -675,6 +824,11 @@ TEST_CASE("a rotated token file is picked up on 401") {
   auto second = client->get_sync("/api");
   REQUIRE(second.ok());
   CHECK(second->status_code == 200);
+  // The retry with the rotated token is a request of its own.
+  std::vector<int> codes;
+  for (const auto& record : requests.records())
+    codes.push_back(record.http_status);
+  CHECK(codes == std::vector<int>{200, 401, 200});
   std::lock_guard lock(mutex);
   CHECK(authorizations == std::vector<std::string>{"Bearer tok-1", "Bearer tok-1", "Bearer tok-2"});
 }
