@@ -1,5 +1,7 @@
 #include "protocol/watcher.hpp"
 
+#include "protocol/retry_after.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -156,7 +158,8 @@ failure_kind classify(const failure& cause) {
   return failure_kind::other;
 }
 
-// The larger of the Retry-After header and the Status's details.retryAfterSeconds.
+// The larger of the Retry-After header and the Status's details.retryAfterSeconds, at most
+// max_retry_after: a Status can also arrive in a watch ERROR event, which the client does not cap.
 std::optional<milliseconds> retry_after(const failure& cause) {
   std::optional<milliseconds> result = cause.retry_after;
   if (cause.server_status && cause.server_status->retry_after_seconds) {
@@ -164,6 +167,8 @@ std::optional<milliseconds> retry_after(const failure& cause) {
     if (!result || from_status > *result)
       result = from_status;
   }
+  if (result)
+    result = std::min(*result, duration_cast<milliseconds>(max_retry_after));
   return result;
 }
 
