@@ -289,6 +289,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           auto& st = self->state;
           st.objects->set_resource_version(std::move(resource_version));
           ++st.stats.bookmarks;
+          st.stats.last_event = std::chrono::steady_clock::now();
           acknowledge(self);
         },
         [self](atoms::report_atom, const reflector_report& r) {

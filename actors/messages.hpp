@@ -141,6 +141,7 @@ struct informer_stats {
   histogram list_seconds{list_duration_bounds()}; // whole (paged) lists, first and re-lists
   std::size_t subscriptions = 0;
   std::vector<subscription_stats> queues; // one per subscription
+  // The last event or bookmark: how fresh the resourceVersion is.
   std::chrono::steady_clock::time_point last_event{};
 };
 
