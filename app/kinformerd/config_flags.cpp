@@ -1,0 +1,305 @@
+// kinformerd's command line: `--config FILE` first, then every other flag on top of it (flags
+// win), then the connection mode from the environment and the whole-config checks.
+
+#include "app/kinformerd/config.hpp"
+
+#include <map>
+#include <vector>
+
+namespace kinformer::service {
+
+namespace {
+
+constexpr std::string_view help_text =
+    R"(kinformerd: Kubernetes informers and a read-through cache as a service.
+
+Usage: kinformerd [--config FILE] [flags]
+
+Runs informers against an API server, serves what they cache through a Kubernetes-compatible
+read API, exports Prometheus metrics with /healthz and /readyz, and passes changes to handlers.
+Flags override the config file (deploy/kinformerd.yaml documents its format).
+
+Cluster connection (default: the pod's service account when KUBERNETES_SERVICE_HOST and
+KUBERNETES_SERVICE_PORT are set; otherwise one of these is required):
+  --server URL                   API server URL (https://host:port)
+  --token-file FILE              bearer token file, re-read when it changes
+  --certificate-authority FILE   PEM file of CAs to trust for the server
+  --insecure-skip-tls-verify     do not verify the server's certificate (testing only)
+  --kubeconfig FILE              use a kubeconfig file...
+  --context NAME                 ...at this context (default: its current-context)
+  --simulate                     start the embedded API-server simulator (realistic pods and
+                                 churn) and run against it; watches pods and logs deltas unless
+                                 informers or handlers are configured
+
+Informers:
+  --watch RESOURCE               run an informer for RESOURCE (repeatable): pods,
+                                 deployments.apps, widgets.example.com
+  --namespace NS                 limit every informer to these namespaces (repeatable;
+                                 default: all)
+  --selector SELECTOR            label selector for every informer (app=web,tier!=db)
+  --field-selector SELECTOR      field selector for every informer (status.phase=Running)
+  --metadata-only                cache PartialObjectMetadata instead of full objects
+
+Service:
+  --listen-api HOST:PORT         read API address (127.0.0.1:8080; port 0 picks a free one;
+                                 "" turns it off)
+  --listen-metrics HOST:PORT     /metrics, /healthz, /readyz address (127.0.0.1:9090)
+  --log-level LEVEL              debug, info, warn or error (info)
+  --config FILE                  YAML config file; flags override it
+  --help                         print this text
+
+Flags take their value as the next argument or after '=' (--watch=pods). Errors name the flag
+or config field; a bad configuration exits with status 2.
+)";
+
+error invalid(std::string message) {
+  return make_error(errc::invalid_argument, std::move(message));
+}
+
+struct flag {
+  std::string name; // "--watch"
+  std::optional<std::string> inline_value;
+};
+
+flag split_flag(std::string_view arg) {
+  if (auto eq = arg.find('='); eq != std::string_view::npos)
+    return {std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1))};
+  return {std::string(arg), std::nullopt};
+}
+
+// Walks argv, handing out each flag's value.
+class arguments {
+public:
+  arguments(int argc, const char* const* argv) : args_(argv + (argc > 0 ? 1 : 0), argv + argc) {}
+
+  bool done() const { return next_ == args_.size(); }
+  flag next_flag() { return current_ = split_flag(args_[next_++]); }
+
+  result<std::string> value() {
+    if (current_.inline_value)
+      return *current_.inline_value;
+    if (done() || std::string_view(args_[next_]).starts_with("--"))
+      return invalid(current_.name + ": missing value");
+    return args_[next_++];
+  }
+
+  result<bool> switch_value() const {
+    if (!current_.inline_value || *current_.inline_value == "true")
+      return true;
+    if (*current_.inline_value == "false")
+      return false;
+    return invalid(current_.name + ": \"" + *current_.inline_value + "\" is not true or false");
+  }
+
+private:
+  std::vector<std::string> args_;
+  std::size_t next_ = 0;
+  flag current_;
+};
+
+// Where the connection came from on the command line: two different choices conflict.
+class connection_choice {
+public:
+  status_result choose(connection_mode mode, const std::string& flag) {
+    if (mode_ && *mode_ != mode)
+      return invalid(flag + ": conflicts with " + flag_);
+    mode_ = mode;
+    flag_ = flag;
+    return ok_v;
+  }
+
+private:
+  std::optional<connection_mode> mode_;
+  std::string flag_;
+};
+
+// Applies one flag (other than --config and --help) to `config`.
+status_result apply_flag(const flag& f, arguments& args, service_config& config,
+                         connection_choice& connection, bool& namespaces_from_flags) {
+  auto cluster_path = [&](std::string& target) -> status_result {
+    auto v = args.value();
+    if (!v)
+      return std::move(v).err();
+    target = *v;
+    return ok_v;
+  };
+  // Chooses the connection mode; the file's other connection settings no longer apply.
+  auto choose_mode = [&](connection_mode mode) -> status_result {
+    if (auto r = connection.choose(mode, f.name); !r)
+      return r;
+    config.cluster.mode = mode;
+    if (mode != connection_mode::server)
+      config.cluster.server.clear();
+    if (mode != connection_mode::kubeconfig) {
+      config.cluster.kubeconfig.clear();
+      config.cluster.context.clear();
+    }
+    return ok_v;
+  };
+
+  const std::string& name = f.name;
+  if (name == "--server") {
+    if (auto r = choose_mode(connection_mode::server); !r)
+      return r;
+    if (auto r = cluster_path(config.cluster.server); !r)
+      return r;
+    if (auto url = parse_server_url(config.cluster.server); !url)
+      return invalid("--server: " + url.err().message);
+    return ok_v;
+  }
+  if (name == "--kubeconfig") {
+    if (auto r = choose_mode(connection_mode::kubeconfig); !r)
+      return r;
+    return cluster_path(config.cluster.kubeconfig);
+  }
+  if (name == "--context")
+    return cluster_path(config.cluster.context);
+  if (name == "--token-file")
+    return cluster_path(config.cluster.token_file);
+  if (name == "--certificate-authority")
+    return cluster_path(config.cluster.certificate_authority);
+  if (name == "--simulate") {
+    auto on = args.switch_value();
+    if (!on)
+      return std::move(on).err();
+    return *on ? choose_mode(connection_mode::simulate) : status_result(ok_v);
+  }
+  if (name == "--insecure-skip-tls-verify" || name == "--metadata-only") {
+    auto on = args.switch_value();
+    if (!on)
+      return std::move(on).err();
+    (name == "--metadata-only" ? config.defaults.metadata_only
+                               : config.cluster.insecure_skip_tls_verify) = *on;
+    return ok_v;
+  }
+
+  auto v = args.value();
+  if (!v)
+    return std::move(v).err();
+  const std::string& value = *v;
+  if (name == "--watch") {
+    if (auto valid = check_resource_name(value); !valid)
+      return invalid("--watch: " + valid.err().message);
+    for (std::size_t i = 0; i < config.informers.size(); ++i)
+      if (config.informers[i].name == value)
+        return invalid("--watch: \"" + value + "\" is already watched (informers[" +
+                       std::to_string(i) + "])");
+    informer_options informer;
+    informer.name = informer.resource = value;
+    config.informers.push_back(std::move(informer));
+  } else if (name == "--namespace") {
+    // The first --namespace replaces the file's list; later ones add to it.
+    if (!namespaces_from_flags)
+      config.defaults.namespaces.clear();
+    namespaces_from_flags = true;
+    config.defaults.namespaces.push_back(value);
+  } else if (name == "--selector") {
+    auto parsed = label_selector::parse(value);
+    if (!parsed)
+      return invalid("--selector: " + parsed.err().message);
+    config.defaults.labels = std::move(parsed).value();
+  } else if (name == "--field-selector") {
+    auto parsed = field_selector::parse(value);
+    if (!parsed)
+      return invalid("--field-selector: " + parsed.err().message);
+    config.defaults.fields = std::move(parsed).value();
+  } else if (name == "--listen-api" || name == "--listen-metrics") {
+    const bool api = name == "--listen-api";
+    if (!(api && value.empty()))
+      if (auto valid = check_listen_address(value); !valid)
+        return invalid(name + ": " + valid.err().message);
+    (api ? config.listen.api : config.listen.metrics) = value;
+  } else if (name == "--log-level") {
+    auto level = parse_log_level(value);
+    if (!level)
+      return invalid("--log-level: " + level.err().message);
+    config.level = *level;
+  } else {
+    return invalid(name + ": unknown flag (see --help)");
+  }
+  return ok_v;
+}
+
+// What `kinformerd --simulate` does with nothing else configured: watch pods, log the deltas.
+void add_simulate_defaults(service_config& config) {
+  if (config.cluster.mode != connection_mode::simulate)
+    return;
+  if (config.informers.empty()) {
+    informer_options pods;
+    pods.name = pods.resource = "pods";
+    config.informers.push_back(std::move(pods));
+  }
+  if (config.handlers.log.empty() && config.handlers.webhooks.empty()) {
+    log_handler_options log;
+    log.name = "log";
+    config.handlers.log.push_back(std::move(log));
+  }
+}
+
+} // namespace
+
+std::string_view command_line_help() noexcept {
+  return help_text;
+}
+
+result<service_config> parse_command_line(int argc, const char* const* argv,
+                                          const env_lookup& env) {
+  // First pass: --help and --config, which decide what the other flags apply to.
+  std::optional<std::string> config_file;
+  {
+    arguments args(argc, argv);
+    while (!args.done()) {
+      const flag f = args.next_flag();
+      if (f.name == "--help" || f.name == "-h") {
+        service_config help;
+        help.show_help = true;
+        return help;
+      }
+      if (f.name != "--config")
+        continue;
+      if (config_file)
+        return invalid("--config: given twice");
+      auto v = args.value();
+      if (!v)
+        return std::move(v).err();
+      config_file = *v;
+    }
+  }
+
+  service_config config;
+  if (config_file) {
+    auto loaded = load_config_file(*config_file);
+    if (!loaded)
+      return loaded;
+    config = std::move(loaded).value();
+  }
+
+  arguments args(argc, argv);
+  connection_choice connection;
+  bool namespaces_from_flags = false;
+  while (!args.done()) {
+    const flag f = args.next_flag();
+    if (!f.name.starts_with("--"))
+      return invalid("unexpected argument \"" + f.name + "\" (flags start with --; see --help)");
+    if (f.name == "--config") {
+      (void)args.value(); // read in the first pass
+      continue;
+    }
+    if (auto applied = apply_flag(f, args, config, connection, namespaces_from_flags); !applied)
+      return std::move(applied).err();
+  }
+
+  auto mode = resolve_connection_mode(config.cluster, env);
+  if (!mode)
+    return std::move(mode).err();
+  config.cluster.mode = *mode;
+  add_simulate_defaults(config);
+  if (config.informers.empty())
+    return invalid("informers: none configured (give --watch RESOURCE, or informers: in the "
+                   "config file)");
+  if (auto valid = check_config(config); !valid)
+    return std::move(valid).err();
+  return config;
+}
+
+} // namespace kinformer::service
