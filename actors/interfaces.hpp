@@ -95,9 +95,9 @@ using remote_handler_actor =
 
 // What kinformerd publishes for remote subscribers. The handler travels as a plain caf::actor
 // (typed handles need extra registration on both nodes) and must be a remote_handler_actor.
-using gateway_actor = caf::typed_actor<
-    caf::replies_to<atoms::remote_subscribe_atom, remote_subscription_request,
-                    caf::actor>::with<subscription_id>,
-    caf::reacts_to<atoms::unsubscribe_atom, subscription_id>>;
+using gateway_actor =
+    caf::typed_actor<caf::replies_to<atoms::remote_subscribe_atom, remote_subscription_request,
+                                     caf::actor>::with<subscription_id>,
+                     caf::reacts_to<atoms::unsubscribe_atom, subscription_id>>;
 
 } // namespace kinformer

@@ -1,0 +1,765 @@
+// The service's HTTP/1.1 server on Beast: one session per connection, on its own strand.
+//
+// A session reads a request, hands it to its route with an exchange, and waits. The exchange
+// (held by the route, possibly on another thread) posts the answer back to the session's strand:
+// a plain response (then the session reads the next request, keep-alive) or a stream. A stream's
+// writers queue chunks under a mutex and post a "drain" to the strand, which writes everything
+// queued as one HTTP chunk at a time. While streaming, the session keeps a read pending on the
+// socket only to learn when the client goes away. Streams always end their connection.
+
+#include "app/kinformerd/http_server.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace kinformer::service {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+std::optional<std::string_view> http_request::header(std::string_view name) const {
+  for (const auto& [key, value] : headers)
+    if (key == name)
+      return std::string_view(value);
+  return std::nullopt;
+}
+
+http_response status_response(int code, std::string_view reason, std::string_view message) {
+  boost::json::object body{
+      {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", boost::json::object()},
+      {"status", "Failure"}, {"message", message}, {"reason", reason},
+      {"code", code}};
+  return http_response{code, "application/json", boost::json::serialize(body), {}};
+}
+
+const char* to_string(stream_end end) noexcept {
+  switch (end) {
+  case stream_end::finished:
+    return "finished";
+  case stream_end::client_gone:
+    return "client_gone";
+  case stream_end::overflow:
+    return "overflow";
+  case stream_end::stopping:
+    return "stopping";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// "127.0.0.1:80", "[::1]:0", "localhost:8080" (names are not resolved: literals only).
+result<tcp::endpoint> parse_listen(const std::string& listen) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos)
+    return make_error(errc::invalid_argument, "listen address \"" + listen + "\" has no port");
+  std::string host = listen.substr(0, colon);
+  std::string port_text = listen.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host.empty() || host == "localhost")
+    host = "127.0.0.1";
+  unsigned long port = 0;
+  try {
+    std::size_t used = 0;
+    port = std::stoul(port_text, &used);
+    if (used != port_text.size() || port > 65535)
+      throw std::out_of_range("port");
+  } catch (const std::exception&) {
+    return make_error(errc::invalid_argument,
+                      "listen address \"" + listen + "\" has a bad port \"" + port_text + "\"");
+  }
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  if (ec)
+    return make_error(errc::invalid_argument,
+                      "listen address \"" + listen + "\": \"" + host + "\" is not an IP address");
+  return tcp::endpoint(address, static_cast<std::uint16_t>(port));
+}
+
+// Compares without an early exit, so the time taken says nothing about the token.
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+std::string chunk_frame(std::string_view data) {
+  char size[32];
+  int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  std::string frame;
+  frame.reserve(static_cast<std::size_t>(n) + data.size() + 2);
+  frame.append(size, static_cast<std::size_t>(n));
+  frame.append(data);
+  frame.append("\r\n");
+  return frame;
+}
+
+constexpr std::string_view last_chunk = "0\r\n\r\n";
+
+} // namespace
+
+class session;
+
+struct http_server::impl {
+  explicit impl(http_server_options o) : options(std::move(o)) {}
+
+  http_server_options options;
+  net::io_context ioc{1};
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  std::map<std::string, route_handler> routes; // by prefix
+  std::string endpoint_text;
+  std::uint16_t bound_port = 0;
+  bool running = false;
+  std::atomic<bool> stopping{false};
+  std::atomic<std::size_t> open_streams{0};
+
+  std::mutex sessions_mutex;
+  std::vector<std::weak_ptr<session>> sessions;
+  std::atomic<std::size_t> live_sessions{0};
+  // stop()'s bound on the last writes; touched only on `control`.
+  net::strand<net::io_context::executor_type> control{ioc.get_executor()};
+  std::optional<net::steady_timer> stop_deadline;
+
+  // Cancels the stop deadline once no session is left, so that the I/O threads end at once.
+  void release_deadline_if_idle() {
+    if (live_sessions == 0 && stop_deadline)
+      stop_deadline->cancel();
+  }
+
+  const route_handler* find_route(std::string_view path) const {
+    const route_handler* best = nullptr;
+    std::size_t best_length = 0;
+    for (const auto& [prefix, handler] : routes)
+      if (path.starts_with(prefix) && (best == nullptr || prefix.size() > best_length)) {
+        best = &handler;
+        best_length = prefix.size();
+      }
+    return best;
+  }
+};
+
+namespace {
+
+// Shared between a stream's writers (any thread) and its session (the strand).
+class stream_state final : public http_stream {
+public:
+  stream_state(std::shared_ptr<http_server::impl> server, std::weak_ptr<session> owner,
+               net::any_io_executor strand)
+      : server_(std::move(server)), owner_(std::move(owner)), strand_(std::move(strand)) {}
+
+  bool write(std::string chunk) override;
+  void close() override;
+  bool closed() const override {
+    std::lock_guard lock(mutex_);
+    return ended_ || close_requested_ || overflowed_;
+  }
+  void set_overflow_message(std::string message) override {
+    std::lock_guard lock(mutex_);
+    overflow_message_ = std::move(message);
+  }
+  void on_end(std::function<void(stream_end)> callback) override {
+    std::unique_lock lock(mutex_);
+    if (end_reason_) {
+      auto reason = *end_reason_;
+      lock.unlock();
+      callback(reason);
+      return;
+    }
+    callbacks_.push_back(std::move(callback));
+  }
+  std::size_t buffered_bytes() const override {
+    std::lock_guard lock(mutex_);
+    return bytes_;
+  }
+
+  // What the session writes next (on the strand).
+  struct next_write {
+    std::string data; // chunk frames, possibly the last chunk
+    bool last = false;
+    std::optional<stream_end> reason; // set with last
+  };
+  next_write take() {
+    std::lock_guard lock(mutex_);
+    next_write out;
+    if (ended_)
+      return out;
+    if (overflowed_) {
+      if (!overflow_message_.empty())
+        out.data = chunk_frame(overflow_message_);
+      out.data += last_chunk;
+      out.last = true;
+      out.reason = stream_end::overflow;
+      ended_ = true;
+      return out;
+    }
+    std::string joined;
+    for (auto& chunk : queue_)
+      joined += chunk;
+    queue_.clear();
+    bytes_ = 0;
+    if (!joined.empty())
+      out.data = chunk_frame(joined);
+    if (close_requested_) {
+      out.data += last_chunk;
+      out.last = true;
+      out.reason = stream_end::finished;
+      ended_ = true;
+    }
+    drain_posted_ = false;
+    return out;
+  }
+  // The stream ends without anything more being written (client gone, server stopping).
+  void abandon() {
+    std::lock_guard lock(mutex_);
+    ended_ = true;
+    queue_.clear();
+    bytes_ = 0;
+  }
+  // Runs the end callbacks once.
+  void finish(stream_end reason) {
+    std::vector<std::function<void(stream_end)>> callbacks;
+    {
+      std::lock_guard lock(mutex_);
+      if (end_reason_)
+        return;
+      end_reason_ = reason;
+      ended_ = true;
+      callbacks.swap(callbacks_);
+    }
+    for (auto& callback : callbacks)
+      callback(reason);
+  }
+
+private:
+  void post_drain_locked();
+
+  std::shared_ptr<http_server::impl> server_;
+  std::weak_ptr<session> owner_;
+  net::any_io_executor strand_;
+  mutable std::mutex mutex_;
+  std::deque<std::string> queue_;
+  std::size_t bytes_ = 0;
+  bool close_requested_ = false;
+  bool overflowed_ = false;
+  bool ended_ = false;
+  bool drain_posted_ = false;
+  std::string overflow_message_;
+  std::optional<stream_end> end_reason_;
+  std::vector<std::function<void(stream_end)>> callbacks_;
+};
+
+} // namespace
+
+class session : public std::enable_shared_from_this<session> {
+public:
+  session(std::shared_ptr<http_server::impl> server, tcp::socket socket)
+      : server_(std::move(server)), stream_(std::move(socket)) {
+    ++server_->live_sessions;
+  }
+
+  ~session() {
+    if (--server_->live_sessions == 0 && server_->stopping)
+      net::post(server_->control, [server = server_] { server->release_deadline_if_idle(); });
+  }
+
+  void start() { read_request(); }
+
+  net::any_io_executor strand() { return stream_.get_executor(); }
+
+  // Answers the current request (on the strand).
+  void send(http_response response);
+  // Starts the chunked response (on the strand).
+  void begin_stream(std::shared_ptr<stream_state> body, int status, std::string content_type,
+                    http_headers headers);
+  // Writes what the stream has queued (on the strand).
+  void drain();
+  // Graceful stop: end a stream with its terminating chunk, close anything else.
+  void shutdown();
+
+private:
+  void read_request();
+  void on_request(beast::error_code ec);
+  void dispatch();
+  void write_response(bool keep_alive);
+  void watch_for_disconnect();
+  void write_last_chunk();
+  // Counts the stream as closed, then tells its writers why it ended.
+  void end_stream(stream_end reason);
+  void close_connection();
+
+  std::shared_ptr<http_server::impl> server_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::string_body>> response_;
+  bool keep_alive_ = false;
+  bool awaiting_answer_ = false;
+  bool closed_ = false;
+
+  // Streaming.
+  std::shared_ptr<stream_state> body_;
+  bool streaming_ = false;
+  bool writing_ = false;
+  bool ending_for_stop_ = false; // stop() came while a write was in flight
+  std::string out_;
+  char probe_[512];
+};
+
+namespace {
+
+// Keeps its session alive until it answers: while a route works, no I/O is pending on the
+// connection, so nothing else holds it.
+class exchange final : public http_exchange {
+public:
+  exchange(std::shared_ptr<http_server::impl> server, std::shared_ptr<session> owner,
+           net::any_io_executor strand)
+      : server_(std::move(server)), owner_(std::move(owner)), strand_(std::move(strand)) {}
+
+  ~exchange() override {
+    if (!answered_.exchange(true))
+      post_response(status_response(500, "InternalError", "the request got no response"));
+  }
+
+  void respond(http_response response) override {
+    if (answered_.exchange(true))
+      return;
+    post_response(std::move(response));
+  }
+
+  std::shared_ptr<http_stream> stream(int status, std::string content_type,
+                                      http_headers headers) override {
+    if (answered_.exchange(true)) {
+      auto body = std::make_shared<stream_state>(server_, std::weak_ptr<session>(), strand_);
+      body->abandon();
+      body->finish(stream_end::finished);
+      return body;
+    }
+    auto body = std::make_shared<stream_state>(server_, owner_, strand_);
+    net::post(strand_,
+              [owner = std::move(owner_), body, status, content_type = std::move(content_type),
+               headers = std::move(headers)]() mutable {
+                owner->begin_stream(body, status, std::move(content_type), std::move(headers));
+              });
+    return body;
+  }
+
+private:
+  // Only the one caller that set answered_ gets here: owner_ is moved out once.
+  void post_response(http_response response) {
+    net::post(strand_, [owner = std::move(owner_), response = std::move(response)]() mutable {
+      owner->send(std::move(response));
+    });
+  }
+
+  std::shared_ptr<http_server::impl> server_;
+  std::shared_ptr<session> owner_;
+  net::any_io_executor strand_;
+  std::atomic<bool> answered_{false};
+};
+
+bool stream_state::write(std::string chunk) {
+  std::lock_guard lock(mutex_);
+  if (ended_ || close_requested_ || overflowed_)
+    return false;
+  if (bytes_ + chunk.size() > server_->options.stream_buffer_limit) {
+    overflowed_ = true;
+    queue_.clear();
+    bytes_ = 0;
+    post_drain_locked();
+    return false;
+  }
+  bytes_ += chunk.size();
+  queue_.push_back(std::move(chunk));
+  post_drain_locked();
+  return true;
+}
+
+void stream_state::close() {
+  std::lock_guard lock(mutex_);
+  if (ended_ || close_requested_ || overflowed_)
+    return;
+  close_requested_ = true;
+  post_drain_locked();
+}
+
+void stream_state::post_drain_locked() {
+  if (drain_posted_ && !overflowed_ && !close_requested_)
+    return;
+  drain_posted_ = true;
+  net::post(strand_, [owner = owner_] {
+    if (auto s = owner.lock())
+      s->drain();
+  });
+}
+
+} // namespace
+
+void session::read_request() {
+  parser_.emplace();
+  parser_->body_limit(server_->options.max_request_body);
+  parser_->header_limit(64 * 1024);
+  stream_.expires_after(server_->options.idle_timeout);
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
+}
+
+void session::on_request(beast::error_code ec) {
+  if (closed_)
+    return;
+  if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+      ec == beast::error::timeout || ec == net::error::eof || ec == net::error::connection_reset) {
+    close_connection();
+    return;
+  }
+  if (ec == http::error::body_limit || ec == http::error::header_limit) {
+    keep_alive_ = false;
+    awaiting_answer_ = true;
+    send(status_response(413, "RequestEntityTooLarge", "request too large: " + ec.message()));
+    return;
+  }
+  if (ec) {
+    if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
+      keep_alive_ = false;
+      awaiting_answer_ = true;
+      send(status_response(400, "BadRequest", "malformed HTTP request: " + ec.message()));
+    } else {
+      close_connection();
+    }
+    return;
+  }
+  dispatch();
+}
+
+void session::dispatch() {
+  auto& message = parser_->get();
+  keep_alive_ = message.keep_alive() && !server_->stopping;
+  http_request request;
+  request.method = std::string(message.method_string());
+  request.target = std::string(message.target());
+  request.path = request.target.substr(0, request.target.find('?'));
+  for (const auto& field : message) {
+    std::string name(field.name_string());
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    request.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  request.body = std::move(message.body());
+  parser_.reset();
+  awaiting_answer_ = true;
+  stream_.expires_never();
+
+  if (request.path.empty() || request.path.front() != '/') {
+    send(status_response(400, "BadRequest", "the request target must be an absolute path"));
+    return;
+  }
+  const auto& token = server_->options.bearer_token;
+  if (!token.empty()) {
+    auto authorization = request.header("authorization");
+    constexpr std::string_view scheme = "Bearer ";
+    if (!authorization || !authorization->starts_with(scheme)) {
+      send(status_response(401, "Unauthorized", "Unauthorized"));
+      return;
+    }
+    if (!same_secret(authorization->substr(scheme.size()), token)) {
+      send(status_response(403, "Forbidden", "the bearer token is not accepted"));
+      return;
+    }
+  }
+  const route_handler* route = server_->find_route(request.path);
+  if (route == nullptr) {
+    send(status_response(404, "NotFound", "the server could not find the requested resource"));
+    return;
+  }
+  auto answer = std::make_shared<exchange>(server_, shared_from_this(), strand());
+  try {
+    (*route)(request, answer);
+  } catch (const std::exception& e) {
+    answer->respond(status_response(500, "InternalError", e.what()));
+  }
+}
+
+void session::send(http_response response) {
+  if (closed_ || !awaiting_answer_)
+    return;
+  awaiting_answer_ = false;
+  response_.emplace(static_cast<http::status>(response.status), 11);
+  response_->set(http::field::server, "kinformerd");
+  response_->set(http::field::content_type, response.content_type);
+  for (auto& [name, value] : response.headers)
+    response_->set(name, value);
+  response_->body() = std::move(response.body);
+  response_->keep_alive(keep_alive_);
+  response_->prepare_payload();
+  write_response(keep_alive_);
+}
+
+void session::write_response(bool keep_alive) {
+  stream_.expires_after(server_->options.idle_timeout);
+  http::async_write(stream_, *response_,
+                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+                      self->response_.reset();
+                      if (ec || !keep_alive || self->server_->stopping)
+                        self->close_connection();
+                      else
+                        self->read_request();
+                    });
+}
+
+void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::string content_type,
+                           http_headers headers) {
+  if (closed_ || !awaiting_answer_) {
+    body->abandon();
+    body->finish(stream_end::client_gone);
+    return;
+  }
+  awaiting_answer_ = false;
+  body_ = std::move(body);
+  streaming_ = true;
+  ++server_->open_streams;
+  auto code = static_cast<http::status>(status);
+  std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
+                     std::string(http::obsolete_reason(code)) + "\r\nServer: kinformerd\r\n" +
+                     "Content-Type: " + content_type + "\r\n";
+  for (auto& [name, value] : headers)
+    head += name + ": " + value + "\r\n";
+  head += "Cache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n";
+  out_ = std::move(head);
+  writing_ = true;
+  stream_.expires_never();
+  net::async_write(stream_, net::buffer(out_),
+                   [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     self->writing_ = false;
+                     if (ec) {
+                       self->end_stream(stream_end::client_gone);
+                       self->close_connection();
+                       return;
+                     }
+                     if (self->ending_for_stop_) {
+                       self->write_last_chunk();
+                       return;
+                     }
+                     self->watch_for_disconnect();
+                     self->drain();
+                   });
+}
+
+void session::drain() {
+  if (closed_ || !body_ || writing_)
+    return;
+  auto next = body_->take();
+  if (next.data.empty())
+    return;
+  out_ = std::move(next.data);
+  writing_ = true;
+  if (next.last)
+    stream_.expires_after(std::chrono::seconds(2)); // the last words: do not wait forever
+  net::async_write(stream_, net::buffer(out_),
+                   [self = shared_from_this(), last = next.last,
+                    reason = next.reason](beast::error_code ec, std::size_t) {
+                     self->writing_ = false;
+                     if (ec) {
+                       self->end_stream(stream_end::client_gone);
+                       self->close_connection();
+                     } else if (last) {
+                       self->end_stream(reason.value_or(stream_end::finished));
+                       self->close_connection();
+                     } else if (self->ending_for_stop_) {
+                       self->write_last_chunk();
+                     } else {
+                       self->drain();
+                     }
+                   });
+}
+
+void session::watch_for_disconnect() {
+  // Anything the client sends while we stream is ignored; its end of the connection is not.
+  stream_.async_read_some(net::buffer(probe_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (self->closed_)
+                              return;
+                            if (!ec) {
+                              self->watch_for_disconnect();
+                              return;
+                            }
+                            self->end_stream(stream_end::client_gone);
+                            self->close_connection();
+                          });
+}
+
+void session::shutdown() {
+  if (closed_)
+    return;
+  if (streaming_ && body_) {
+    // The terminating chunk tells the client the stream ended cleanly (a watch client re-watches
+    // elsewhere); whatever was queued is dropped.
+    end_stream(stream_end::stopping);
+    ending_for_stop_ = true;
+    if (!writing_)
+      write_last_chunk();
+    return;
+  }
+  close_connection();
+}
+
+void session::write_last_chunk() {
+  out_ = std::string(last_chunk);
+  writing_ = true;
+  stream_.expires_after(std::chrono::seconds(1));
+  net::async_write(stream_, net::buffer(out_),
+                   [self = shared_from_this()](beast::error_code, std::size_t) {
+                     self->writing_ = false;
+                     self->close_connection();
+                   });
+}
+
+void session::end_stream(stream_end reason) {
+  if (streaming_) {
+    streaming_ = false;
+    --server_->open_streams;
+  }
+  if (body_) {
+    body_->abandon();
+    body_->finish(reason);
+  }
+}
+
+void session::close_connection() {
+  if (closed_)
+    return;
+  closed_ = true;
+  end_stream(stream_end::client_gone);
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();
+}
+
+namespace {
+
+void accept_next(const std::shared_ptr<http_server::impl>& server) {
+  server->acceptor->async_accept(
+      net::make_strand(server->ioc), [server](beast::error_code ec, tcp::socket socket) {
+        if (ec == net::error::operation_aborted || server->stopping || !server->acceptor->is_open())
+          return;
+        if (!ec) {
+          auto s = std::make_shared<session>(server, std::move(socket));
+          {
+            std::lock_guard lock(server->sessions_mutex);
+            std::erase_if(server->sessions, [](const auto& w) { return w.expired(); });
+            server->sessions.push_back(s);
+          }
+          s->start();
+        }
+        accept_next(server);
+      });
+}
+
+} // namespace
+
+http_server::http_server(http_server_options options)
+    : impl_(std::make_shared<impl>(std::move(options))) {}
+
+http_server::~http_server() {
+  stop();
+}
+
+void http_server::add_route(std::string prefix, route_handler handler) {
+  impl_->routes[std::move(prefix)] = std::move(handler);
+}
+
+status_result http_server::start() {
+  auto& s = *impl_;
+  if (s.running)
+    return ok_v;
+  auto endpoint = parse_listen(s.options.listen);
+  if (!endpoint)
+    return std::move(endpoint).err();
+  boost::system::error_code ec;
+  s.acceptor.emplace(s.ioc);
+  s.acceptor->open(endpoint->protocol(), ec);
+  if (!ec)
+    s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec)
+    s.acceptor->bind(*endpoint, ec);
+  if (!ec)
+    s.acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    s.acceptor.reset();
+    return make_error(errc::io, "cannot listen on " + s.options.listen + ": " + ec.message());
+  }
+  auto bound = s.acceptor->local_endpoint();
+  std::string host = bound.address().to_string();
+  if (bound.address().is_v6())
+    host = "[" + host + "]";
+  s.bound_port = bound.port();
+  s.endpoint_text = host + ":" + std::to_string(s.bound_port);
+  s.running = true;
+  s.stopping = false;
+  accept_next(impl_);
+  for (std::size_t i = 0; i < std::max<std::size_t>(1, s.options.io_threads); ++i)
+    s.threads.emplace_back([&s] { s.ioc.run(); });
+  return ok_v;
+}
+
+void http_server::stop() {
+  auto& s = *impl_;
+  if (!s.running)
+    return;
+  s.running = false;
+  s.stopping = true;
+  std::vector<std::shared_ptr<session>> live;
+  {
+    std::lock_guard lock(s.sessions_mutex);
+    for (auto& w : s.sessions)
+      if (auto p = w.lock())
+        live.push_back(std::move(p));
+    s.sessions.clear();
+  }
+  net::post(s.control, [server = impl_] {
+    beast::error_code ignored;
+    server->acceptor->close(ignored);
+    // Should a client never take its last chunk, the I/O threads still end.
+    server->stop_deadline.emplace(server->control, std::chrono::seconds(3));
+    server->stop_deadline->async_wait([server](beast::error_code ec) {
+      if (!ec)
+        server->ioc.stop();
+    });
+    server->release_deadline_if_idle();
+  });
+  for (auto& p : live)
+    net::post(p->strand(), [p] { p->shutdown(); });
+  live.clear();
+  for (auto& t : s.threads)
+    t.join();
+  s.threads.clear();
+  s.acceptor.reset();
+  s.stop_deadline.reset();
+}
+
+std::string http_server::local_endpoint() const {
+  return impl_->endpoint_text;
+}
+
+std::uint16_t http_server::port() const {
+  return impl_->bound_port;
+}
+
+std::size_t http_server::open_streams() const {
+  return impl_->open_streams;
+}
+
+} // namespace kinformer::service

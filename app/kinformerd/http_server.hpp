@@ -1,0 +1,139 @@
+#pragma once
+// A small HTTP/1.1 server for kinformerd's read API (and anything else the service serves): its
+// own I/O threads, keep-alive, routes chosen by path prefix, plain responses and streamed chunked
+// responses (watches), an optional bearer-token check and a graceful stop.
+//
+// Routes answer asynchronously: a handler gets the request and an `http_exchange`, and may answer
+// from any thread, now or later, so that nothing it waits for (the cache) blocks an I/O thread.
+//
+// Beast and Asio stay in http_server.cpp; this header is cheap to include.
+
+#include "protocol/result.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kinformer::service {
+
+using http_headers = std::vector<std::pair<std::string, std::string>>;
+
+struct http_request {
+  std::string method;   // "GET", "POST", ...
+  std::string target;   // as sent: "/api/v1/pods?watch=1"
+  std::string path;     // the target without its query (not percent-decoded)
+  http_headers headers; // names lower case
+  std::string body;
+
+  // The first header named `name` (lower case), if any.
+  std::optional<std::string_view> header(std::string_view name) const;
+};
+
+struct http_response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  http_headers headers; // extra headers
+};
+
+// A Kubernetes Status failure as a response: {"kind":"Status",...,"code":404,"reason":...}.
+http_response status_response(int code, std::string_view reason, std::string_view message);
+
+// Why a stream ended.
+enum class stream_end {
+  finished,    // the route called close()
+  client_gone, // the client closed its connection (or it failed)
+  overflow,    // the client read too slowly: more than the bound was waiting to be written
+  stopping,    // the server is stopping
+};
+const char* to_string(stream_end end) noexcept;
+
+// A chunked response body being written, usable from any thread. Writes are queued and written
+// in order; when what waits to be written exceeds the server's stream_buffer_limit, the stream
+// is dropped: the queue is discarded, the overflow message (if any) is written as the last chunk
+// and the connection is closed. A slow client therefore costs at most the bound in memory.
+class http_stream {
+public:
+  virtual ~http_stream() = default;
+
+  // Queues `chunk`; false once the stream has ended (the chunk is then dropped).
+  virtual bool write(std::string chunk) = 0;
+  // Ends the stream (the terminating chunk is written after what is queued).
+  virtual void close() = 0;
+  virtual bool closed() const = 0;
+  // Written instead of the queue when the stream is dropped for overflow (e.g. a watch ERROR
+  // event telling the client why).
+  virtual void set_overflow_message(std::string message) = 0;
+  // Called once when the stream ends, for whatever reason, on an I/O thread; immediately when it
+  // has already ended. Keep it short.
+  virtual void on_end(std::function<void(stream_end)> callback) = 0;
+  // Bytes queued and not yet written.
+  virtual std::size_t buffered_bytes() const = 0;
+};
+
+// One request's answer, given once from any thread: a plain response or the start of a stream.
+// An exchange dropped without an answer answers 500, so a route cannot leave a client hanging.
+class http_exchange {
+public:
+  virtual ~http_exchange() = default;
+  virtual void respond(http_response response) = 0;
+  // Sends the status line and headers with chunked transfer encoding and returns the body.
+  virtual std::shared_ptr<http_stream> stream(int status, std::string content_type,
+                                              http_headers headers = {}) = 0;
+};
+
+using route_handler =
+    std::function<void(const http_request& request, std::shared_ptr<http_exchange> exchange)>;
+
+struct http_server_options {
+  // host:port; port 0 picks a free one. IPv6 literals in brackets: "[::1]:0".
+  std::string listen = "127.0.0.1:0";
+  std::size_t io_threads = 1;
+  // When not empty, every request must carry `Authorization: Bearer <token>`: 401 without one,
+  // 403 with a wrong one.
+  std::string bearer_token;
+  std::size_t max_request_body = 1 << 20;
+  // Bytes a stream may have queued and unwritten before it is dropped.
+  std::size_t stream_buffer_limit = 8 << 20;
+  // An idle keep-alive connection (or a request that arrives too slowly) is closed after this.
+  std::chrono::milliseconds idle_timeout{60000};
+};
+
+class http_server {
+public:
+  explicit http_server(http_server_options options = {});
+  // Stops the server if it still runs.
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  // Registers `handler` for every path starting with `prefix`; the longest matching prefix wins,
+  // a later registration of the same prefix replaces the earlier one. Register before start().
+  void add_route(std::string prefix, route_handler handler);
+
+  // Binds the listen address and starts the I/O threads. Fails on a malformed or taken address.
+  status_result start();
+  // Closes the listener, ends every stream (terminating chunk), closes every connection and
+  // joins the I/O threads. Idempotent.
+  void stop();
+
+  // The bound address as "host:port" ("[::1]:8080" for IPv6); valid after start().
+  std::string local_endpoint() const;
+  std::uint16_t port() const;
+  // Streams being written right now.
+  std::size_t open_streams() const;
+
+  struct impl; // shared with the sessions and exchanges of http_server.cpp
+
+private:
+  std::shared_ptr<impl> impl_;
+};
+
+} // namespace kinformer::service

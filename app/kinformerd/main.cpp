@@ -1,0 +1,48 @@
+// kinformerd: Kubernetes informers as a service. See `kinformerd --help` and
+// deploy/kinformerd.yaml.
+//
+// main() parses the command line, starts the service (app/kinformerd/service.hpp) and waits for
+// SIGTERM or SIGINT, then stops it gracefully: exit 0 after a clean stop, 1 when start-up
+// fails, 2 for a bad command line or config.
+
+#include "app/kinformerd/config.hpp"
+#include "app/kinformerd/service.hpp"
+
+#include <csignal>
+#include <iostream>
+#include <pthread.h>
+
+using namespace kinformer;
+
+int main(int argc, char** argv) {
+  auto config = service::parse_command_line(argc, argv);
+  if (!config) {
+    std::cerr << "kinformerd: " << config.err().describe() << "\n"
+              << "run kinformerd --help for usage\n";
+    return 2;
+  }
+  if (config->show_help) {
+    std::cout << service::command_line_help();
+    return 0;
+  }
+
+  // Block the stop signals in every thread (threads inherit the mask) so that main can wait for
+  // them with sigwait instead of running code in a signal handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  service::kinformerd daemon(std::move(config).value(), std::cerr);
+  if (auto started = daemon.start(); !started) {
+    std::cerr << "kinformerd: " << started.err().describe() << "\n";
+    return 1;
+  }
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  std::cerr << "kinformerd: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
+            << " received, stopping\n";
+  daemon.stop();
+  return 0;
+}

@@ -1,0 +1,673 @@
+// The read API: request parsing on the I/O thread, cache work on helper actors (a short-lived one
+// per get or list, one handler actor per watch). See read_api.hpp for what is served and how
+// resourceVersions are honoured.
+
+#include "app/kinformerd/read_api.hpp"
+
+#include "actors/error_bridge.hpp"
+#include "app/kubesim/api_status.hpp"
+#include "app/kubesim/discovery_docs.hpp"
+#include "app/kubesim/openapi_docs.hpp"
+#include "app/kubesim/request_path.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <deque>
+#include <mutex>
+
+namespace kinformer::service {
+
+namespace {
+
+// Read API -> its own watch actor: the watch's time is up.
+using watch_timeout_atom = caf::atom_constant<caf::atom("wtimeout")>;
+using watch_actor = handler_actor::extend<caf::reacts_to<watch_timeout_atom>>;
+
+http_response status_reply(const status& s) {
+  return http_response{s.code, "application/json", sim::status_json(s), {}};
+}
+
+http_response json_reply(std::string body) {
+  return http_response{200, "application/json", std::move(body), {}};
+}
+
+status method_not_allowed() {
+  return sim::make_failure(405, "MethodNotAllowed",
+                           "the server does not allow this method on the requested resource");
+}
+
+std::optional<std::uint64_t> as_revision(std::string_view rv) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), value);
+  if (rv.empty() || ec != std::errc() || end != rv.data() + rv.size())
+    return std::nullopt;
+  return value;
+}
+
+// The oldest of the informers' resourceVersions (integers compared as such).
+std::string oldest_revision(const std::vector<std::string>& versions) {
+  std::string oldest;
+  for (const auto& rv : versions) {
+    if (rv.empty())
+      continue;
+    auto a = as_revision(rv);
+    auto b = as_revision(oldest);
+    if (oldest.empty() || (a && b && *a < *b))
+      oldest = rv;
+  }
+  return oldest;
+}
+
+// One GET on a served resource, parsed and checked on the I/O thread.
+struct read_request {
+  const sim::resource_info* info = nullptr;
+  std::string namespace_;
+  std::string name;
+  label_selector labels;
+  field_selector fields; // includes metadata.name=<name> for a watch of one object
+  bool watch = false;
+  std::string resource_version;
+  std::string resource_version_match;
+  std::size_t limit = 0;
+  std::string continue_token;
+  std::optional<std::int64_t> timeout_seconds;
+  bool allow_bookmarks = false;
+  bool send_initial_events = false;
+  // What a continue token is bound to: the same collection and selectors.
+  std::string selection;
+
+  kind_request kind() const {
+    return kind_request{group_version_kind{info->gvr.group, info->gvr.version, info->kind}, "",
+                        false};
+  }
+  bool matches(const object& obj) const {
+    if (!namespace_.empty() && obj.meta().namespace_ != namespace_)
+      return false;
+    return labels.matches(obj) && fields.matches(obj);
+  }
+};
+
+// The full result of a paged list, kept for its continue tokens.
+struct page_snapshot {
+  std::string selection;
+  std::string resource_version;
+  object_list items;
+};
+
+// A cache error as the Status a client expects.
+status status_of(const error& err, const read_request& req) {
+  switch (err.code) {
+  case errc::not_found:
+    return req.name.empty() ? sim::resource_not_found() : sim::not_found(req.info->gvr, req.name);
+  case errc::invalid_argument:
+    return sim::bad_request(err.message);
+  case errc::no_match:
+    return sim::make_failure(404, "NotFound", err.message);
+  case errc::timeout:
+    return sim::make_failure(504, "Timeout", "the cache did not answer in time: " + err.message);
+  default:
+    return sim::make_failure(503, "ServiceUnavailable", err.describe());
+  }
+}
+
+std::string watch_line(std::string_view type, std::string_view object_json) {
+  std::string line;
+  line.reserve(object_json.size() + 32);
+  line += "{\"type\":\"";
+  line += type;
+  line += "\",\"object\":";
+  line += object_json;
+  line += "}\n";
+  return line;
+}
+
+} // namespace
+
+struct read_api::state {
+  state(caf::actor_system& sys, cache_actor c, read_api_options o)
+      : system(sys), cache(std::move(c)), options(std::move(o)) {}
+
+  caf::actor_system& system;
+  cache_actor cache;
+  read_api_options options;
+
+  std::mutex snapshots_mutex;
+  std::deque<std::pair<std::uint64_t, std::shared_ptr<const page_snapshot>>> snapshots;
+  std::uint64_t next_snapshot = 1;
+
+  std::uint64_t keep_snapshot(std::shared_ptr<const page_snapshot> snapshot) {
+    std::lock_guard lock(snapshots_mutex);
+    auto id = next_snapshot++;
+    snapshots.emplace_back(id, std::move(snapshot));
+    while (snapshots.size() > std::max<std::size_t>(1, options.continue_snapshots))
+      snapshots.pop_front();
+    return id;
+  }
+  std::shared_ptr<const page_snapshot> find_snapshot(std::uint64_t id) {
+    std::lock_guard lock(snapshots_mutex);
+    for (const auto& [key, snapshot] : snapshots)
+      if (key == id)
+        return snapshot;
+    return nullptr;
+  }
+};
+
+namespace {
+
+using state_ptr = std::shared_ptr<read_api::state>;
+
+// `{"kind":"PodList",...}` with items[offset, offset+count) of `items`.
+std::string list_body(const read_request& req, const std::string& resource_version,
+                      const std::string& continue_token, const object_list& items,
+                      std::size_t offset, std::size_t count) {
+  boost::json::object metadata{{"resourceVersion", resource_version}};
+  if (!continue_token.empty()) {
+    metadata["continue"] = continue_token;
+    metadata["remainingItemCount"] = static_cast<std::int64_t>(items.size() - offset - count);
+  }
+  std::string body =
+      "{\"kind\":" + boost::json::serialize(boost::json::value(req.info->list_kind())) +
+      ",\"apiVersion\":" +
+      boost::json::serialize(boost::json::value(req.info->gvr.gv().api_version())) +
+      ",\"metadata\":" + boost::json::serialize(metadata) + ",\"items\":[";
+  for (std::size_t i = offset; i < offset + count; ++i) {
+    if (i != offset)
+      body += ',';
+    body += items[i]->to_json();
+  }
+  body += "]}";
+  return body;
+}
+
+// Answers one page of `snapshot` from `offset`, keeping the snapshot when more pages follow.
+http_response page_reply(const state_ptr& st, const read_request& req,
+                         std::shared_ptr<const page_snapshot> snapshot, std::uint64_t id,
+                         std::size_t offset) {
+  const auto& items = snapshot->items;
+  offset = std::min(offset, items.size());
+  std::size_t count = items.size() - offset;
+  std::string token;
+  if (req.limit > 0 && count > req.limit) {
+    count = req.limit;
+    if (id == 0)
+      id = st->keep_snapshot(snapshot);
+    token = std::to_string(id) + ":" + std::to_string(offset + count);
+  }
+  return json_reply(list_body(req, snapshot->resource_version, token, items, offset, count));
+}
+
+// Runs `done(resource_version)` on `self` once every informer of the kind has synced, with the
+// oldest of their resourceVersions read after the sync; `failed` on the first failure.
+void when_synced(caf::event_based_actor* self, const state_ptr& st, const kind_request& kind,
+                 std::function<void(std::string)> done, std::function<void(error)> failed) {
+  auto timeout = st->options.cache_timeout;
+  self->request(st->cache, timeout, atoms::get_informer_atom::value, kind)
+      .then(
+          [self, timeout, done, failed](const informer_set& informers) {
+            if (informers.empty()) {
+              done("");
+              return;
+            }
+            struct progress {
+              std::size_t left = 0;
+              bool failed = false;
+              std::vector<std::string> versions;
+            };
+            auto p = std::make_shared<progress>();
+            p->left = informers.size();
+            auto fail = [p, failed](const caf::error& err) {
+              if (!p->failed) {
+                p->failed = true;
+                failed(from_caf_error(err));
+              }
+            };
+            for (const auto& handle : informers) {
+              auto informer = handle.informer;
+              self->request(informer, timeout, atoms::wait_sync_atom::value)
+                  .then(
+                      [self, informer, timeout, p, done, fail](bool) {
+                        self->request(informer, timeout, atoms::stats_atom::value)
+                            .then(
+                                [p, done](const informer_stats& stats) {
+                                  p->versions.push_back(stats.resource_version);
+                                  if (--p->left == 0 && !p->failed)
+                                    done(oldest_revision(p->versions));
+                                },
+                                fail);
+                      },
+                      fail);
+            }
+          },
+          [failed](const caf::error& err) { failed(from_caf_error(err)); });
+}
+
+// A list's resourceVersion parameters against the cache's: nullopt when the cache can serve it.
+std::optional<status> check_list_version(const read_request& req, const std::string& current) {
+  const auto& wanted = req.resource_version;
+  auto wanted_rev = as_revision(wanted);
+  auto current_rev = as_revision(current);
+  if (req.resource_version_match == "Exact") {
+    if (wanted_rev && current_rev && *wanted_rev > *current_rev)
+      return sim::too_large_resource_version(*wanted_rev, *current_rev);
+    if (wanted != current)
+      return sim::expired("too old resource version: " + wanted + " (" + current +
+                          "); the cache serves only its current state");
+    return std::nullopt;
+  }
+  if (wanted_rev && current_rev && *wanted_rev > *current_rev)
+    return sim::too_large_resource_version(*wanted_rev, *current_rev);
+  return std::nullopt;
+}
+
+void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
+  st->system.spawn([st, req = std::move(req), exchange](caf::event_based_actor* self) {
+    auto failed = [req, exchange](const error& err) {
+      exchange->respond(status_reply(status_of(err, req)));
+    };
+    when_synced(
+        self, st, req.kind(),
+        [self, st, req, exchange, failed](std::string current) {
+          if (auto refused = check_list_version(req, current)) {
+            exchange->respond(status_reply(*refused));
+            return;
+          }
+          // Fields are matched here: the cache answers field selectors only from its indexes.
+          list_options options;
+          if (req.info->scope == resource_scope::namespaced)
+            options.namespace_ = req.namespace_;
+          options.labels = req.labels;
+          self->request(st->cache, st->options.cache_timeout, atoms::list_atom::value,
+                        cache_list_request{req.kind(), std::move(options)})
+              .then(
+                  [st, req, exchange, current](const object_list& listed) {
+                    auto snapshot = std::make_shared<page_snapshot>();
+                    snapshot->selection = req.selection;
+                    snapshot->resource_version = current;
+                    for (const auto& obj : listed)
+                      if (req.matches(*obj))
+                        snapshot->items.push_back(obj);
+                    std::sort(snapshot->items.begin(), snapshot->items.end(),
+                              [](const object_ptr& a, const object_ptr& b) {
+                                return a->key() < b->key();
+                              });
+                    exchange->respond(page_reply(st, req, std::move(snapshot), 0, 0));
+                  },
+                  [failed](const caf::error& err) { failed(from_caf_error(err)); });
+        },
+        failed);
+  });
+}
+
+// A later page: from the snapshot the first page kept, without asking the cache.
+http_response serve_continue(const state_ptr& st, const read_request& req) {
+  auto colon = req.continue_token.find(':');
+  auto id = as_revision(std::string_view(req.continue_token).substr(0, colon));
+  auto offset = colon == std::string::npos
+                    ? std::nullopt
+                    : as_revision(std::string_view(req.continue_token).substr(colon + 1));
+  if (!id || !offset)
+    return status_reply(sim::bad_request("invalid continue token \"" + req.continue_token + "\""));
+  auto snapshot = st->find_snapshot(*id);
+  if (!snapshot)
+    return status_reply(sim::continue_too_old());
+  if (snapshot->selection != req.selection)
+    return status_reply(
+        sim::bad_request("the continue token belongs to another list (path or selectors differ)"));
+  return page_reply(st, req, snapshot, *id, static_cast<std::size_t>(*offset));
+}
+
+void serve_get(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
+  st->system.spawn([st, req = std::move(req), exchange](caf::event_based_actor* self) {
+    auto failed = [req, exchange](const error& err) {
+      exchange->respond(status_reply(status_of(err, req)));
+    };
+    when_synced(
+        self, st, req.kind(),
+        [self, st, req, exchange, failed](const std::string&) {
+          self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
+                        cache_get_request{req.kind(), req.namespace_, req.name})
+              .then([exchange](
+                        const object_ptr& obj) { exchange->respond(json_reply(obj->to_json())); },
+                    [failed](const caf::error& err) { failed(from_caf_error(err)); });
+        },
+        failed);
+  });
+}
+
+// What one watch knows; shared by its actor's handlers and its exit functor.
+struct watch_context {
+  state_ptr st;
+  read_request req;
+  std::shared_ptr<http_exchange> exchange; // until the stream is opened
+  std::shared_ptr<http_stream> stream;
+  subscription_id id = 0;
+  bool synced = false;
+  bool skip_known = false; // skip initial objects at or below req.resource_version
+  std::optional<std::uint64_t> since;
+  std::string newest; // the newest resourceVersion written, for the initial-events bookmark
+  bool done = false;
+
+  void note_version(std::string_view rv) {
+    auto a = as_revision(rv);
+    auto b = as_revision(newest);
+    if (newest.empty() || (a && b && *a > *b))
+      newest = std::string(rv);
+  }
+
+  // The watch event for one delta, if the client is to see one.
+  std::string event_for(const delta& d) {
+    switch (d.type) {
+    case delta_type::sync:
+      return {};
+    case delta_type::added: {
+      if (skip_known && (d.initial_list || !synced)) {
+        auto rv = as_revision(d.object->meta().resource_version);
+        if (rv && since && *rv <= *since)
+          return {};
+      }
+      if (!req.matches(*d.object))
+        return {};
+      note_version(d.object->meta().resource_version);
+      return watch_line("ADDED", d.object->to_json());
+    }
+    case delta_type::updated: {
+      bool was = d.old_object && req.matches(*d.old_object);
+      bool is = req.matches(*d.object);
+      note_version(d.object->meta().resource_version);
+      if (was && is)
+        return watch_line("MODIFIED", d.object->to_json());
+      if (is)
+        return watch_line("ADDED", d.object->to_json());
+      if (was) // it left the selection: to this client it is gone
+        return watch_line("DELETED", d.old_object->to_json());
+      return {};
+    }
+    case delta_type::deleted:
+      if (!req.matches(*d.object))
+        return {};
+      note_version(d.object->meta().resource_version);
+      return watch_line("DELETED", d.object->to_json());
+    }
+    return {};
+  }
+
+  std::string initial_events_end() const {
+    boost::json::object bookmark{
+        {"kind", req.info->kind},
+        {"apiVersion", req.info->gvr.gv().api_version()},
+        {"metadata",
+         {{"resourceVersion", newest}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}};
+    return watch_line("BOOKMARK", boost::json::serialize(bookmark));
+  }
+};
+
+std::string watch_error_line(const status& s) {
+  return watch_line("ERROR", sim::status_json(s));
+}
+
+watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
+                                          std::shared_ptr<watch_context> ctx) {
+  // The stream opens on the first sign that the subscription exists, so that a failed subscribe
+  // can still be answered with a plain Status.
+  auto open_stream = [self, ctx] {
+    if (ctx->stream || ctx->done)
+      return;
+    ctx->stream = ctx->exchange->stream(200, "application/json");
+    ctx->exchange.reset();
+    ctx->stream->set_overflow_message(
+        watch_error_line(sim::expired("the watch was dropped: its client read too slowly")));
+    ctx->stream->on_end([me = caf::actor_cast<caf::actor>(self)](stream_end) {
+      caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
+    });
+  };
+  self->attach_functor([ctx] {
+    ctx->done = true;
+    if (ctx->id != 0)
+      caf::anon_send(ctx->st->cache, atoms::unsubscribe_atom::value, ctx->id);
+    if (ctx->stream)
+      ctx->stream->close();
+  });
+
+  subscription_options options;
+  options.name = "read-api watch " + ctx->req.selection;
+  self->request(ctx->st->cache, ctx->st->options.cache_timeout, atoms::subscribe_atom::value,
+                ctx->req.kind(), caf::actor_cast<handler_actor>(self), std::move(options))
+      .then(
+          [self, ctx, open_stream](subscription_id id) {
+            ctx->id = id;
+            open_stream();
+          },
+          [self, ctx](const caf::error& err) {
+            auto s = status_of(from_caf_error(err), ctx->req);
+            if (ctx->exchange)
+              ctx->exchange->respond(status_reply(s));
+            else if (ctx->stream)
+              ctx->stream->write(watch_error_line(s));
+            self->quit();
+          });
+
+  auto seconds = ctx->req.timeout_seconds ? std::chrono::seconds(*ctx->req.timeout_seconds)
+                                          : ctx->st->options.default_watch_timeout;
+  self->delayed_send(caf::actor_cast<watch_actor>(self), seconds, watch_timeout_atom::value);
+
+  return {
+      [self, ctx, open_stream](atoms::deliver_atom, subscription_id id, const delta_batch& batch) {
+        open_stream();
+        std::string out;
+        for (const auto& d : batch)
+          out += ctx->event_for(d);
+        if (!out.empty() && !ctx->stream->write(std::move(out))) {
+          self->quit();
+          return;
+        }
+        // The stream is bounded by the server, so acknowledging at once keeps credit flowing
+        // only as fast as the client's socket drains (or drops the watch).
+        caf::anon_send(caf::actor_cast<caf::actor>(self->current_sender()), atoms::ack_atom::value,
+                       id, static_cast<std::uint64_t>(batch.size()));
+      },
+      [self, ctx, open_stream](atoms::synced_atom, subscription_id) {
+        open_stream();
+        ctx->synced = true;
+        if (ctx->req.allow_bookmarks && ctx->req.send_initial_events &&
+            !ctx->stream->write(ctx->initial_events_end()))
+          self->quit();
+      },
+      [self, ctx](watch_timeout_atom) {
+        if (ctx->stream)
+          ctx->stream->close();
+        else if (ctx->exchange)
+          ctx->exchange->respond(
+              status_reply(sim::make_failure(504, "Timeout", "the watch did not start in time")));
+        self->quit();
+      },
+  };
+}
+
+void serve_watch(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
+  auto ctx = std::make_shared<watch_context>();
+  ctx->st = st;
+  ctx->exchange = std::move(exchange);
+  const auto& rv = req.resource_version;
+  ctx->skip_known = !req.send_initial_events && !rv.empty() && rv != "0";
+  ctx->since = as_revision(rv);
+  ctx->req = std::move(req);
+  st->system.spawn(watch_behavior, std::move(ctx));
+}
+
+// Parses the query of a resource request; a Status on bad input.
+std::optional<status> parse_query(const sim::request_target& target, read_request& req) {
+  if (auto text = target.param("labelSelector")) {
+    auto parsed = label_selector::parse(*text);
+    if (!parsed)
+      return sim::bad_request("unable to parse requirement: " + parsed.err().message);
+    req.labels = std::move(parsed).value();
+  }
+  if (auto text = target.param("fieldSelector")) {
+    auto parsed = field_selector::parse(*text);
+    if (!parsed)
+      return sim::bad_request("invalid field selector: " + parsed.err().message);
+    req.fields = std::move(parsed).value();
+  }
+  auto watch = target.flag("watch");
+  if (!watch)
+    return sim::bad_request(watch.err().message);
+  req.watch = req.watch || *watch;
+  for (auto [name, into] : {std::pair{"allowWatchBookmarks", &req.allow_bookmarks},
+                            std::pair{"sendInitialEvents", &req.send_initial_events}}) {
+    auto value = target.flag(name);
+    if (!value)
+      return sim::bad_request(value.err().message);
+    *into = *value;
+  }
+  auto limit = target.integer("limit");
+  if (!limit)
+    return sim::bad_request(limit.err().message);
+  req.limit = static_cast<std::size_t>(limit->value_or(0));
+  auto timeout = target.integer("timeoutSeconds");
+  if (!timeout)
+    return sim::bad_request(timeout.err().message);
+  req.timeout_seconds = *timeout;
+  req.continue_token = std::string(target.param("continue").value_or(""));
+  req.resource_version = std::string(target.param("resourceVersion").value_or(""));
+  req.resource_version_match = std::string(target.param("resourceVersionMatch").value_or(""));
+  if (req.resource_version_match != "" && req.resource_version_match != "Exact" &&
+      req.resource_version_match != "NotOlderThan")
+    return sim::bad_request("resourceVersionMatch: Unsupported value: \"" +
+                            req.resource_version_match + "\"");
+  if (!req.resource_version_match.empty() && req.resource_version.empty() && !req.watch)
+    return sim::bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided");
+  if (!req.continue_token.empty() && req.watch)
+    return sim::bad_request("continue is not supported by watch");
+  if (!req.name.empty()) {
+    auto by_name = field_selector::parse("metadata.name=" + req.name);
+    if (!by_name)
+      return sim::bad_request(by_name.err().message);
+    req.fields = req.fields & *by_name;
+  }
+  req.selection = req.info->gvr.to_string() + "|" + req.namespace_ + "|" + req.labels.to_string() +
+                  "|" + req.fields.to_string();
+  return std::nullopt;
+}
+
+std::optional<std::string> openapi_document(const std::vector<sim::resource_info>& resources,
+                                            const std::vector<std::string>& segments,
+                                            const std::string& git_version) {
+  if (segments.size() == 2 && segments[1] == "v2")
+    return sim::openapi_v2_document(resources, git_version);
+  if (segments.size() == 2 && segments[1] == "v3")
+    return sim::openapi_v3_index(resources);
+  if (segments.size() == 4 && segments[1] == "v3" && segments[2] == "api")
+    return sim::openapi_v3_document(resources, "", segments[3]);
+  if (segments.size() == 5 && segments[1] == "v3" && segments[2] == "apis")
+    return sim::openapi_v3_document(resources, segments[3], segments[4]);
+  return std::nullopt;
+}
+
+} // namespace
+
+sim::resource_info served_resource(const group_version_resource& resource, std::string kind,
+                                   resource_scope scope) {
+  sim::resource_info info;
+  info.gvr = resource;
+  info.singular = kind;
+  std::transform(info.singular.begin(), info.singular.end(), info.singular.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  info.kind = std::move(kind);
+  info.scope = scope;
+  info.verbs = {"get", "list", "watch"};
+  return info;
+}
+
+read_api::read_api(caf::actor_system& system, cache_actor cache, read_api_options options)
+    : state_(std::make_shared<state>(system, std::move(cache), std::move(options))) {
+  for (auto& info : state_->options.resources)
+    info.verbs = {"get", "list", "watch"};
+}
+
+read_api::~read_api() = default;
+
+void read_api::attach(http_server& server) {
+  for (const char* prefix : {"/api", "/version", "/openapi"})
+    server.add_route(prefix,
+                     [this](const http_request& request, std::shared_ptr<http_exchange> exchange) {
+                       handle(request, std::move(exchange));
+                     });
+}
+
+void read_api::handle(const http_request& request, std::shared_ptr<http_exchange> exchange) {
+  const auto& st = state_;
+  const auto& resources = st->options.resources;
+  auto target = sim::parse_target(request.target);
+  if (!target) {
+    exchange->respond(status_reply(sim::bad_request(target.err().message)));
+    return;
+  }
+  if (request.method != "GET") {
+    exchange->respond(status_reply(method_not_allowed()));
+    return;
+  }
+  auto route = sim::classify(target->segments);
+  std::optional<std::string> document;
+  switch (route.kind) {
+  case sim::route_kind::version:
+    document = sim::version_document(st->options.git_version);
+    break;
+  case sim::route_kind::core_versions:
+    document = sim::core_versions_document(request.header("host").value_or("127.0.0.1"));
+    break;
+  case sim::route_kind::group_list:
+    document = sim::group_list_document(resources);
+    break;
+  case sim::route_kind::group:
+    document = sim::group_document(resources, route.group);
+    break;
+  case sim::route_kind::resource_list:
+    document = sim::resource_list_document(resources, route.group, route.version);
+    break;
+  case sim::route_kind::openapi:
+    document = openapi_document(resources, target->segments, st->options.git_version);
+    break;
+  case sim::route_kind::resource:
+    break;
+  default:
+    exchange->respond(status_reply(sim::resource_not_found()));
+    return;
+  }
+  if (route.kind != sim::route_kind::resource) {
+    exchange->respond(document ? json_reply(std::move(*document))
+                               : status_reply(sim::resource_not_found()));
+    return;
+  }
+
+  const auto& path = route.resource;
+  read_request req;
+  for (const auto& info : resources)
+    if (info.gvr.group == path.group && info.gvr.version == path.version &&
+        info.gvr.resource == path.resource)
+      req.info = &info;
+  if (req.info == nullptr || !path.subresource.empty() ||
+      (req.info->scope == resource_scope::cluster && !path.namespace_.empty())) {
+    exchange->respond(status_reply(sim::resource_not_found()));
+    return;
+  }
+  req.namespace_ = path.namespace_;
+  req.name = path.name;
+  req.watch = path.watch_prefix;
+  if (auto bad = parse_query(*target, req)) {
+    exchange->respond(status_reply(*bad));
+    return;
+  }
+  if (req.watch)
+    serve_watch(st, std::move(req), std::move(exchange));
+  else if (!req.name.empty())
+    serve_get(st, std::move(req), std::move(exchange));
+  else if (!req.continue_token.empty())
+    exchange->respond(serve_continue(st, req));
+  else
+    serve_list(st, std::move(req), std::move(exchange));
+}
+
+} // namespace kinformer::service

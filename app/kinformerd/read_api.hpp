@@ -1,0 +1,97 @@
+#pragma once
+// The Kubernetes-compatible read API, served from the cache: what `kubectl --server=...` and any
+// Kubernetes client needs to get, list and watch the cached kinds without touching the API
+// server.
+//
+// Served (GET only; any other method is 405 MethodNotAllowed):
+// - Discovery for the served kinds: /api, /api/v1, /apis, /apis/{g}, /apis/{g}/{v}, /version,
+//   /openapi/v2 and /openapi/v3[/...] (the simulator's documents, app/kubesim).
+// - List: /api/v1/pods, /api/v1/namespaces/{ns}/pods, /apis/apps/v1/deployments, with
+//   labelSelector, fieldSelector (any field path, matched here; the API server accepts only a few
+//   per kind), limit and continue. The answer is a `<Kind>List`, items in key order.
+// - Get: /api/v1/namespaces/{ns}/pods/{name}.
+// - Watch: ?watch=1|true (or the /watch/ path prefix) as WatchEvent JSON lines, driven by a cache
+//   subscription; timeoutSeconds ends it cleanly. On an item path it watches that one object.
+// - Errors as Status JSON: 404 unknown kind or object, 400 bad selector or parameter, 410 expired
+//   continue token or unservable resourceVersion, 504 for a resourceVersion newer than the cache.
+//
+// resourceVersion, as far as a cache can honour it:
+// - Every read waits until the kind's informers have synced, so a list is never partial.
+// - A list's metadata.resourceVersion is the oldest resourceVersion among the kind's informers,
+//   read before the list: the list is at least that new, so a watch from it misses nothing (at
+//   worst it repeats an object the list already had).
+// - List at "" or "0" or with NotOlderThan: the cache's current state. A numeric resourceVersion
+//   newer than the cache's: 504 Timeout with cause ResourceVersionTooLarge (clients relist).
+//   resourceVersionMatch=Exact: only the cache's current resourceVersion; older ones are 410.
+// - Watch at "" or "0", or with sendInitialEvents=true: ADDED for every current object first.
+//   Watch at N: the subscription's initial objects at or below N are skipped (the client has
+//   them); newer ones come as ADDED. Limitation: an object deleted between the client's list and
+//   its watch is not reported (the cache keeps no event history); such a client converges at its
+//   next relist. resourceVersions are compared as integers (etcd revisions); when either is not
+//   an integer, nothing is skipped.
+// - limit/continue: the first page keeps the whole sorted result as a snapshot (at most
+//   `continue_snapshots` of them, oldest evicted); later pages come from it, consistent with the
+//   first. A continue token whose snapshot is gone is 410 Expired, as the API server answers once
+//   a snapshot is compacted.
+// - Bookmarks: with allowWatchBookmarks and sendInitialEvents=true, one BOOKMARK annotated
+//   k8s.io/initial-events-end after the initial events (streaming lists); no periodic bookmarks.
+// - A watch whose client reads too slowly is dropped at the server's stream bound with an ERROR
+//   event (410 Expired: the client relists), never buffered without limit.
+//
+// Nothing blocks an HTTP I/O thread: every cache request runs on a short-lived helper actor, and
+// every watch is a handler actor; answers are posted back through the exchange.
+
+#include "actors/interfaces.hpp"
+#include "app/kinformerd/http_server.hpp"
+#include "app/kubesim/storage.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kinformer::service {
+
+struct read_api_options {
+  // The kinds served, as discovery shows them (kind, plural, singular, scope, short names).
+  // Their verbs are served as get, list and watch whatever they say.
+  std::vector<sim::resource_info> resources;
+  // Reported by /version.
+  std::string git_version = "v1.29.0-kinformerd";
+  // Bound on every cache request (waiting for sync included); past it: 504 Timeout.
+  std::chrono::milliseconds cache_timeout{10000};
+  // Watch duration when the client sends no timeoutSeconds (the API server: 30-60 min).
+  std::chrono::seconds default_watch_timeout{1800};
+  // Paged lists kept for continue tokens.
+  std::size_t continue_snapshots = 32;
+};
+
+// The read API's routes. It must outlive the server it is attached to (stop the server first),
+// and the actor system must outlive both.
+class read_api {
+public:
+  read_api(caf::actor_system& system, cache_actor cache, read_api_options options);
+  ~read_api();
+  read_api(const read_api&) = delete;
+  read_api& operator=(const read_api&) = delete;
+
+  // Registers /api, /apis, /version and /openapi on `server` (before it starts).
+  void attach(http_server& server);
+
+  // Answers one request (what the routes call).
+  void handle(const http_request& request, std::shared_ptr<http_exchange> exchange);
+
+  struct state; // shared with the helper actors of read_api.cpp
+
+private:
+  std::shared_ptr<state> state_;
+};
+
+// The resource_info of a kind known only by its REST mapping (singular: the lower-case kind).
+sim::resource_info served_resource(const group_version_resource& resource, std::string kind,
+                                   resource_scope scope);
+
+} // namespace kinformer::service

@@ -1,0 +1,511 @@
+#include "app/kinformerd/service.hpp"
+
+#include "actors/actor_system_setup.hpp"
+#include "actors/cache.hpp"
+#include "actors/error_bridge.hpp"
+#include "actors/remote_gateway.hpp"
+#include "actors/remote_setup.hpp"
+#include "app/kinformerd/health.hpp"
+#include "app/kinformerd/http_server.hpp"
+#include "app/kinformerd/log_handler.hpp"
+#include "app/kinformerd/metrics.hpp"
+#include "app/kinformerd/read_api.hpp"
+#include "app/kinformerd/service_log.hpp"
+#include "app/kinformerd/webhook_handler.hpp"
+#include "app/kubesim/churn.hpp"
+#include "app/kubesim/object_generator.hpp"
+#include "app/kubesim/simulator.hpp"
+#include "protocol/http/api_client.hpp"
+#include "protocol/rest_mapper.hpp"
+
+#include <caf/all.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace kinformer::service {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string seconds_text(std::chrono::duration<double> d) {
+  std::ostringstream out;
+  out.precision(3);
+  out << std::fixed << d.count() << "s";
+  return out.str();
+}
+
+result<std::string> read_secret_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return error{errc::not_found, "cannot read " + path};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto secret = text.str();
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r'))
+    secret.pop_back();
+  return secret;
+}
+
+// Asks the cache for its stats from a thread that is not an actor (an HTTP I/O thread) without
+// blocking it: a short-lived actor makes the request and calls `done` with the answer, or with
+// nothing when the cache does not answer in time.
+void with_cache_stats(caf::actor_system& system, const cache_actor& cache,
+                      std::function<void(std::optional<cache_stats>)> done) {
+  system.spawn([cache, done = std::move(done)](caf::event_based_actor* self) {
+    self->request(cache, 5s, atoms::stats_atom::value)
+        .then([done](const cache_stats& stats) { done(stats); },
+              [done](const caf::error&) { done(std::nullopt); });
+  });
+}
+
+// The informer events worth a log line (design: one line per event that matters).
+std::shared_ptr<const informer_observer> make_observer(service_log& log) {
+  auto observer = std::make_shared<informer_observer>();
+  observer->on_report = [&log](const informer_config& informer, const reflector_report& r) {
+    auto name = informer.display_name();
+    switch (r.kind) {
+    case reflector_report::what::list_started:
+      if (r.reason != restart_reason::initial)
+        log.info("relist", {{"informer", name}, {"reason", to_string(r.reason)}});
+      break;
+    case reflector_report::what::list_completed:
+      log.info("list_done", {{"informer", name}, {"took", seconds_text(r.duration)}});
+      break;
+    case reflector_report::what::watch_started:
+      log.debug("watch_started", {{"informer", name}, {"reason", to_string(r.reason)}});
+      break;
+    case reflector_report::what::watch_ended:
+      log.info("watch_restarted",
+               {{"informer", name}, {"reason", to_string(r.reason)}, {"detail", r.detail}});
+      break;
+    case reflector_report::what::retry_scheduled:
+      log.warn("retry", {{"informer", name},
+                         {"reason", to_string(r.reason)},
+                         {"delay", seconds_text(r.duration)},
+                         {"detail", r.detail}});
+      break;
+    }
+  };
+  observer->on_overflow = [&log](const informer_config& informer, const std::string& subscription) {
+    log.warn("handler_overflow", {{"informer", informer.display_name()},
+                                  {"subscription", subscription},
+                                  {"note", "deltas of the same object now coalesce"}});
+  };
+  return observer;
+}
+
+// Informer names a handler attaches to; empty = all.
+bool attaches_to(const std::vector<std::string>& names, const informer_options& informer) {
+  if (names.empty())
+    return true;
+  auto name = informer.name.empty() ? informer.resource : informer.name;
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+} // namespace
+
+struct kinformerd::impl {
+  service_config config;
+  service_log log;
+  std::unique_ptr<sim::simulator> simulator;
+  std::unique_ptr<sim::churn> churn;
+  std::shared_ptr<api_client> client;
+  caf::actor_system_config actor_config;
+  std::unique_ptr<caf::actor_system> system;
+  cache_actor cache;
+  std::vector<caf::actor> handlers;
+  std::vector<std::pair<std::string, std::shared_ptr<const webhook_counters>>> webhooks;
+  std::shared_ptr<service_metrics> metrics = std::make_shared<service_metrics>();
+  std::unique_ptr<http_server> metrics_server;
+  std::unique_ptr<http_server> api_server;
+  std::unique_ptr<read_api> api;
+  gateway_actor gateway;
+  std::uint16_t remote_port = 0;
+  caf::actor ticker;
+  bool started = false;
+
+  impl(service_config c, std::ostream& out) : config(std::move(c)), log(out, config.level) {}
+
+  status_result start();
+  void stop();
+  result<connection_config> connect();
+  status_result start_informers(std::vector<sim::resource_info>& served);
+  status_result start_handlers();
+  status_result start_metrics_server();
+  status_result start_api_server(std::vector<sim::resource_info> served);
+  status_result start_remote();
+  void start_ticker();
+};
+
+result<connection_config> kinformerd::impl::connect() {
+  if (config.cluster.mode != connection_mode::simulate)
+    return load_connection(config.cluster);
+  sim::simulator_options options;
+  options.bookmark_interval = 30s;
+  simulator = std::make_unique<sim::simulator>(options);
+  if (auto started = simulator->start(); !started)
+    return std::move(started).err();
+  sim::generator_options generation;
+  generation.seed = config.simulate.seed;
+  generation.pod_bytes = config.simulate.pod_bytes;
+  generation.clock_base = std::chrono::system_clock::now();
+  sim::object_generator generator(generation);
+  auto loaded = sim::load_pods(simulator->store(), generator, config.simulate.pods,
+                               config.simulate.namespaces);
+  if (!loaded)
+    return std::move(loaded).err();
+  log.info("simulator_started",
+           {{"url", simulator->url()},
+            {"pods", std::to_string(loaded->pods)},
+            {"namespaces", std::to_string(config.simulate.namespaces)},
+            {"churn_per_second", std::to_string(static_cast<long>(config.simulate.churn_rate))}});
+  if (config.simulate.churn_rate > 0) {
+    sim::churn_options churning;
+    churning.rate = config.simulate.churn_rate;
+    churning.namespaces = config.simulate.namespaces;
+    churning.generator = generation;
+    churning.generator.seed = config.simulate.seed + 1000;
+    churn = std::make_unique<sim::churn>(simulator->store(), churning);
+    churn->start();
+  }
+  return from_server_url(simulator->url());
+}
+
+status_result kinformerd::impl::start_informers(std::vector<sim::resource_info>& served) {
+  // Resolve every configured kind first: a typo fails start-up with the server's own names.
+  rest_mapper mapper([this](const std::string& path) -> result<std::string> {
+    auto response = client->get_sync(path);
+    if (!response)
+      return std::move(response).err();
+    if (response->status_code != 200)
+      return make_error(errc::status,
+                        "GET " + path + ": HTTP " + std::to_string(response->status_code));
+    return std::move(response->body);
+  });
+  caf::scoped_actor self{*system};
+  for (const auto& informer : config.informers) {
+    auto mapping = mapper.resource_for(informer.resource);
+    if (!mapping)
+      return error{mapping.err().code,
+                   "informer " + informer.resource + ": " + mapping.err().message};
+    served.push_back(served_resource(mapping->resource, mapping->kind.kind, mapping->scope));
+    std::optional<error> failure;
+    self->request(cache, 60s, atoms::get_informer_atom::value,
+                  to_kind_request(informer, config.defaults))
+        .receive(
+            [&](const informer_set& set) {
+              log.info("informer_started", {{"resource", informer.resource},
+                                            {"informers", std::to_string(set.size())}});
+            },
+            [&](caf::error& err) { failure = from_caf_error(err); });
+    if (failure)
+      return error{failure->code, "informer " + informer.resource + ": " + failure->message};
+  }
+  return ok_v;
+}
+
+status_result kinformerd::impl::start_handlers() {
+  for (const auto& options : config.handlers.log) {
+    for (const auto& informer : config.informers) {
+      if (!attaches_to(options.informers, informer))
+        continue;
+      kinformer::log_handler_options handler;
+      handler.name = options.name;
+      handler.format = options.format == log_format::json ? kinformer::log_format::json
+                                                          : kinformer::log_format::logfmt;
+      handler.sink = stream_sink(std::cout);
+      subscription_options subscription;
+      subscription.name = options.name + ":" + informer.resource;
+      handlers.push_back(caf::actor_cast<caf::actor>(
+          spawn_log_handler(*system, cache, to_kind_request(informer, config.defaults),
+                            std::move(handler), subscription)));
+    }
+  }
+  for (const auto& options : config.handlers.webhooks) {
+    for (const auto& informer : config.informers) {
+      if (!attaches_to(options.informers, informer))
+        continue;
+      webhook_options hook;
+      hook.url = options.url;
+      hook.name = options.name + ":" + informer.resource;
+      hook.max_batch = options.batch_size;
+      hook.flush_interval = options.flush_interval;
+      hook.queue_bound = options.queue_bound;
+      hook.max_attempts = options.max_retries + 1;
+      hook.retry.cap = options.max_backoff;
+      if (!options.bearer_token_file.empty()) {
+        auto token = read_secret_file(options.bearer_token_file);
+        if (!token)
+          return error{errc::invalid_argument,
+                       "handlers.webhooks." + options.name + ": " + token.err().message};
+        hook.headers.emplace_back("Authorization", "Bearer " + *token);
+      }
+      auto spawned = spawn_webhook_handler(*system, hook);
+      if (!spawned)
+        return error{spawned.err().code,
+                     "handlers.webhooks." + options.name + ": " + spawned.err().message};
+      subscription_options subscription;
+      subscription.name = hook.name;
+      subscription.window = std::min(subscription.window, hook.queue_bound);
+      caf::scoped_actor self{*system};
+      std::optional<error> failure;
+      self->request(cache, 60s, atoms::subscribe_atom::value,
+                    to_kind_request(informer, config.defaults), spawned->actor, subscription)
+          .receive([](subscription_id) {}, [&](caf::error& err) { failure = from_caf_error(err); });
+      if (failure)
+        return *failure;
+      webhooks.emplace_back(hook.name, spawned->counters);
+      handlers.push_back(caf::actor_cast<caf::actor>(spawned->actor));
+    }
+  }
+  return ok_v;
+}
+
+status_result kinformerd::impl::start_metrics_server() {
+  if (config.listen.metrics.empty())
+    return ok_v;
+  http_server_options options;
+  options.listen = config.listen.metrics;
+  metrics_server = std::make_unique<http_server>(options);
+  auto& sys = *system;
+  auto c = cache;
+  auto m = metrics;
+  auto hooks = webhooks;
+  metrics_server->add_route(
+      "/metrics", [&sys, c, m, hooks](const http_request&, std::shared_ptr<http_exchange> ex) {
+        with_cache_stats(sys, c, [m, hooks, ex](std::optional<cache_stats> stats) {
+          if (stats)
+            m->update(*stats);
+          for (const auto& [name, counters] : hooks)
+            m->update(name, counters->snapshot());
+          http_response response;
+          response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+          response.body = m->render();
+          ex->respond(std::move(response));
+        });
+      });
+  auto probe = [&sys, c](probe_response (*check)(const std::optional<cache_stats>&)) {
+    return [&sys, c, check](const http_request&, std::shared_ptr<http_exchange> ex) {
+      with_cache_stats(sys, c, [check, ex](std::optional<cache_stats> stats) {
+        auto answer = check(stats);
+        http_response response;
+        response.status = answer.status;
+        response.content_type = "text/plain; charset=utf-8";
+        response.body = std::move(answer.body);
+        ex->respond(std::move(response));
+      });
+    };
+  };
+  metrics_server->add_route("/healthz", probe(&liveness));
+  metrics_server->add_route("/livez", probe(&liveness));
+  metrics_server->add_route("/readyz", probe(&readiness));
+  if (auto started = metrics_server->start(); !started)
+    return error{started.err().code, "listen.metrics: " + started.err().message};
+  auto address = metrics_server->local_endpoint();
+  log.info("metrics_listening", {{"address", address},
+                                 {"metrics", "http://" + address + "/metrics"},
+                                 {"healthz", "http://" + address + "/healthz"},
+                                 {"readyz", "http://" + address + "/readyz"}});
+  return ok_v;
+}
+
+status_result kinformerd::impl::start_api_server(std::vector<sim::resource_info> served) {
+  if (config.listen.api.empty())
+    return ok_v;
+  http_server_options options;
+  options.listen = config.listen.api;
+  if (!config.listen.api_token_file.empty()) {
+    auto token = read_secret_file(config.listen.api_token_file);
+    if (!token)
+      return error{errc::invalid_argument, "listen.api_token_file: " + token.err().message};
+    options.bearer_token = *token;
+  }
+  api_server = std::make_unique<http_server>(options);
+  read_api_options api_options;
+  api_options.resources = std::move(served);
+  api = std::make_unique<read_api>(*system, cache, std::move(api_options));
+  api->attach(*api_server);
+  if (auto started = api_server->start(); !started)
+    return error{started.err().code, "listen.api: " + started.err().message};
+  log.info("api_listening",
+           {{"address", api_server->local_endpoint()},
+            {"try", "kubectl --server=http://" + api_server->local_endpoint() + " get pods -A"}});
+  return ok_v;
+}
+
+status_result kinformerd::impl::start_remote() {
+  if (!config.remote)
+    return ok_v;
+  const auto& remote = *config.remote;
+  std::string secret;
+  if (!remote.shared_secret_file.empty()) {
+    auto read = read_secret_file(remote.shared_secret_file);
+    if (!read)
+      return error{errc::invalid_argument, "remote.shared_secret_file: " + read.err().message};
+    secret = *read;
+  }
+  gateway = spawn_remote_gateway(*system, cache, std::move(secret));
+  auto published = publish_gateway(*system, gateway, remote.host, remote.port, !remote.plaintext);
+  if (!published)
+    return error{published.err().code, "remote: " + published.err().message};
+  remote_port = *published;
+  log.info("remote_listening",
+           {{"port", std::to_string(remote_port)},
+            {"tls", remote.plaintext ? "off" : "on"},
+            {"shared_secret", remote.shared_secret_file.empty() ? "no" : "yes"}});
+  return ok_v;
+}
+
+// In simulate mode, a line every few seconds so that a person watching sees the cache work.
+void kinformerd::impl::start_ticker() {
+  auto& l = log;
+  auto metrics_url = metrics_server ? "http://" + metrics_server->local_endpoint() + "/metrics"
+                                    : std::string("off");
+  ticker = system->spawn([c = cache, &l, metrics_url](caf::event_based_actor* self) {
+    auto last_events = std::make_shared<std::uint64_t>(0);
+    self->send(self, atoms::timer_atom::value);
+    return caf::behavior{[self, c, &l, metrics_url, last_events](atoms::timer_atom) {
+      self->request(c, 5s, atoms::stats_atom::value)
+          .then(
+              [&l, metrics_url, last_events](const cache_stats& stats) {
+                std::size_t objects = 0;
+                std::uint64_t events = 0;
+                bool synced = true;
+                for (const auto& i : stats.informers) {
+                  objects += i.stats.objects;
+                  events += i.stats.events_added + i.stats.events_modified + i.stats.events_deleted;
+                  synced = synced && i.stats.synced;
+                }
+                l.info("summary", {{"informers", std::to_string(stats.informers.size())},
+                                   {"synced", synced ? "true" : "false"},
+                                   {"objects", std::to_string(objects)},
+                                   {"events", std::to_string(events)},
+                                   {"events_since_last", std::to_string(events - *last_events)},
+                                   {"metrics", metrics_url}});
+                *last_events = events;
+              },
+              [](const caf::error&) {});
+      self->delayed_send(self, 5s, atoms::timer_atom::value);
+    }};
+  });
+}
+
+status_result kinformerd::impl::start() {
+  auto connection = connect();
+  if (!connection)
+    return std::move(connection).err();
+  log.info("connecting", {{"mode", std::string(to_string(*config.cluster.mode))},
+                          {"server", connection->server}});
+  client_options client_settings;
+  client_settings.on_request = [m = metrics](const request_record& r) {
+    m->count_api_request(to_string(r.verb), r.http_status,
+                         std::chrono::duration<double>(r.duration));
+  };
+  auto created = api_client::create(*connection, client_settings);
+  if (!created)
+    return std::move(created).err();
+  client = std::move(created).value();
+
+  configure_actor_system(actor_config);
+  remote_tls tls;
+  if (config.remote) {
+    tls = {config.remote->certificate_file, config.remote->key_file, config.remote->ca_file};
+    configure_remote(actor_config, config.remote->plaintext ? nullptr : &tls);
+  }
+  system = std::make_unique<caf::actor_system>(actor_config);
+
+  auto options = to_cache_options(config);
+  options.observer = make_observer(log);
+  cache = spawn_cache(*system, client, std::move(options));
+
+  std::vector<sim::resource_info> served;
+  if (auto s = start_informers(served); !s)
+    return s;
+  if (auto s = start_handlers(); !s)
+    return s;
+  if (auto s = start_metrics_server(); !s)
+    return s;
+  if (auto s = start_api_server(std::move(served)); !s)
+    return s;
+  if (auto s = start_remote(); !s)
+    return s;
+  if (simulator)
+    start_ticker();
+  started = true;
+  log.info("started", {{"informers", std::to_string(config.informers.size())},
+                       {"handlers", std::to_string(handlers.size())}});
+  return ok_v;
+}
+
+void kinformerd::impl::stop() {
+  // Stop taking requests first, then let handlers drain, then stop the informers.
+  if (api_server)
+    api_server->stop();
+  if (metrics_server)
+    metrics_server->stop();
+  if (churn)
+    churn->stop();
+  if (system) {
+    if (ticker)
+      caf::anon_send_exit(ticker, caf::exit_reason::user_shutdown);
+    if (gateway)
+      caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+    {
+      // Handlers flush what they hold (webhooks: their last POST) before they terminate.
+      caf::scoped_actor self{*system};
+      for (auto& h : handlers)
+        self->send_exit(h, caf::exit_reason::user_shutdown);
+      self->wait_for(handlers);
+    }
+    handlers.clear();
+    if (cache)
+      caf::anon_send_exit(cache, caf::exit_reason::user_shutdown);
+    api.reset();
+    system.reset(); // waits for every actor to finish
+  }
+  api_server.reset();
+  metrics_server.reset();
+  client.reset();
+  churn.reset();
+  if (simulator)
+    simulator->stop();
+  simulator.reset();
+  if (started)
+    log.info("stopped");
+  started = false;
+}
+
+kinformerd::kinformerd(service_config config, std::ostream& log)
+    : impl_(std::make_unique<impl>(std::move(config), log)) {}
+
+kinformerd::~kinformerd() {
+  stop();
+}
+
+status_result kinformerd::start() {
+  auto started = impl_->start();
+  if (!started)
+    impl_->stop();
+  return started;
+}
+
+void kinformerd::stop() {
+  impl_->stop();
+}
+
+std::string kinformerd::metrics_address() const {
+  return impl_->metrics_server ? impl_->metrics_server->local_endpoint() : "";
+}
+
+std::string kinformerd::api_address() const {
+  return impl_->api_server ? impl_->api_server->local_endpoint() : "";
+}
+
+std::uint16_t kinformerd::remote_port() const {
+  return impl_->remote_port;
+}
+
+} // namespace kinformer::service

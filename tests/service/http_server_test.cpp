@@ -1,0 +1,403 @@
+// The service's HTTP server alone, driven by raw sockets and Beast's synchronous client: routing,
+// keep-alive, asynchronous answers, bearer tokens, malformed requests, chunked streams (client
+// gone, overflow of a slow client, graceful stop) and IPv6.
+
+#include "app/kinformerd/http_server.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <future>
+#include <thread>
+
+using namespace kinformer;
+using namespace kinformer::service;
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+namespace {
+
+// A blocking client on one connection.
+class client {
+public:
+  explicit client(std::uint16_t port, const char* host = "127.0.0.1") : socket_(ioc_) {
+    socket_.connect(tcp::endpoint(net::ip::make_address(host), port));
+  }
+
+  http::response<http::string_body> get(const std::string& target, const std::string& token = "",
+                                        http::verb verb = http::verb::get) {
+    http::request<http::string_body> request{verb, target, 11};
+    request.set(http::field::host, "test");
+    if (!token.empty())
+      request.set(http::field::authorization, "Bearer " + token);
+    request.prepare_payload();
+    http::write(socket_, request);
+    return read_response();
+  }
+
+  http::response<http::string_body> read_response() {
+    http::response<http::string_body> response;
+    http::read(socket_, buffer_, response);
+    return response;
+  }
+
+  void send_raw(std::string_view bytes) { net::write(socket_, net::buffer(bytes)); }
+
+  // Everything until the server closes the connection.
+  std::string read_to_end() {
+    std::string out = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    char chunk[65536];
+    for (;;) {
+      beast::error_code ec;
+      std::size_t n = socket_.read_some(net::buffer(chunk), ec);
+      out.append(chunk, n);
+      if (ec)
+        return out;
+    }
+  }
+
+  void close() {
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+private:
+  net::io_context ioc_;
+  tcp::socket socket_;
+  beast::flat_buffer buffer_;
+};
+
+std::string status_reason(const std::string& body) {
+  auto value = boost::json::parse(body);
+  REQUIRE(value.at("kind") == "Status");
+  return std::string(value.at("reason").as_string());
+}
+
+http_server_options listening_on(std::string address) {
+  http_server_options options;
+  options.listen = std::move(address);
+  return options;
+}
+
+http_response text(std::string body) {
+  return http_response{200, "text/plain", std::move(body), {}};
+}
+
+// A server on loopback with a few plain routes; tests add their own before start().
+struct server_fixture {
+  http_server server;
+
+  explicit server_fixture(http_server_options options = {}) : server(std::move(options)) {
+    server.add_route("/", [](const http_request& r, std::shared_ptr<http_exchange> x) {
+      x->respond(text("root " + r.method + " " + r.target));
+    });
+    server.add_route("/api", [](const http_request& r, std::shared_ptr<http_exchange> x) {
+      x->respond(text("api " + r.path));
+    });
+  }
+  ~server_fixture() { server.stop(); }
+
+  void start() {
+    auto started = server.start();
+    INFO((started ? std::string() : started.err().describe()));
+    REQUIRE(started.ok());
+  }
+};
+
+} // namespace
+
+TEST_CASE("http_server: routes by longest prefix, keeps the connection alive") {
+  server_fixture f;
+  f.start();
+  CHECK(f.server.local_endpoint() == "127.0.0.1:" + std::to_string(f.server.port()));
+  client c(f.server.port());
+  auto first = c.get("/api/v1/pods?watch=1");
+  CHECK(first.result_int() == 200);
+  CHECK(first.body() == "api /api/v1/pods");
+  CHECK(first.keep_alive());
+  auto second = c.get("/version", "", http::verb::post);
+  CHECK(second.body() == "root POST /version");
+}
+
+TEST_CASE("http_server: answers given later from another thread reach the client") {
+  server_fixture f;
+  std::promise<std::shared_ptr<http_exchange>> pending;
+  f.server.add_route("/slow", [&](const http_request&, std::shared_ptr<http_exchange> x) {
+    pending.set_value(std::move(x));
+  });
+  f.start();
+  std::thread answerer([&] {
+    auto exchange = pending.get_future().get();
+    exchange->respond(text("later"));
+    exchange->respond(text("twice")); // ignored: one answer per request
+  });
+  client c(f.server.port());
+  auto response = c.get("/slow");
+  answerer.join();
+  CHECK(response.body() == "later");
+  CHECK(c.get("/api/x").body() == "api /api/x"); // the connection still serves
+}
+
+TEST_CASE("http_server: a route that drops its exchange answers 500, one that throws too") {
+  server_fixture f;
+  f.server.add_route("/drop", [](const http_request&, std::shared_ptr<http_exchange>) {});
+  f.server.add_route("/throw", [](const http_request&, std::shared_ptr<http_exchange>) {
+    throw std::runtime_error("boom");
+  });
+  f.start();
+  client c(f.server.port());
+  auto dropped = c.get("/drop");
+  CHECK(dropped.result_int() == 500);
+  CHECK(status_reason(dropped.body()) == "InternalError");
+  auto thrown = c.get("/throw");
+  CHECK(thrown.result_int() == 500);
+  CHECK(thrown.body().find("boom") != std::string::npos);
+}
+
+TEST_CASE("http_server: no matching route is a 404 Status") {
+  http_server server;
+  server.add_route("/only", [](const http_request&, std::shared_ptr<http_exchange> x) {
+    x->respond(text("only"));
+  });
+  REQUIRE(server.start().ok());
+  client c(server.port());
+  auto response = c.get("/other");
+  CHECK(response.result_int() == 404);
+  CHECK(status_reason(response.body()) == "NotFound");
+}
+
+TEST_CASE("http_server: the bearer token check gives 401 without a token, 403 with a wrong one") {
+  http_server_options options;
+  options.bearer_token = "s3cret";
+  server_fixture f(options);
+  f.start();
+  client c(f.server.port());
+  auto none = c.get("/api/v1/pods");
+  CHECK(none.result_int() == 401);
+  CHECK(status_reason(none.body()) == "Unauthorized");
+  auto wrong = c.get("/api/v1/pods", "s3crex");
+  CHECK(wrong.result_int() == 403);
+  CHECK(status_reason(wrong.body()) == "Forbidden");
+  CHECK(c.get("/api/v1/pods", "s3cret1").result_int() == 403);
+  auto right = c.get("/api/v1/pods", "s3cret");
+  CHECK(right.result_int() == 200);
+  CHECK(right.body() == "api /api/v1/pods");
+}
+
+TEST_CASE("http_server: malformed requests get a 400 Status and never crash the server") {
+  server_fixture f;
+  f.start();
+  for (std::string_view garbage :
+       {"GARBAGE\r\n\r\n", "GET /x HTTP/9.9\r\n\r\n", "GET /x HTTP/1.1\r\nBad Header\r\n\r\n",
+        "GET /x HTTP/1.1\r\nContent-Length: abc\r\n\r\n"}) {
+    client c(f.server.port());
+    c.send_raw(garbage);
+    std::string reply = c.read_to_end();
+    INFO("request: " << garbage << "\nreply: " << reply);
+    CHECK(reply.starts_with("HTTP/1.1 400"));
+    CHECK(reply.find("\"kind\":\"Status\"") != std::string::npos);
+  }
+  {
+    client c(f.server.port());
+    c.send_raw("get"); // truncated, then gone
+    c.close();
+  }
+  {
+    client c(f.server.port());
+    c.send_raw("GET relative HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(c.read_response().result_int() == 400);
+  }
+  client after(f.server.port());
+  CHECK(after.get("/api/ok").result_int() == 200);
+}
+
+TEST_CASE("http_server: a body over the limit is refused with 413") {
+  http_server_options options;
+  options.max_request_body = 16;
+  server_fixture f(options);
+  f.start();
+  client c(f.server.port());
+  c.send_raw("POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" +
+             std::string(100, 'x'));
+  auto reply = c.read_to_end();
+  CHECK(reply.starts_with("HTTP/1.1 413"));
+}
+
+TEST_CASE("http_server: bad listen addresses are clear errors; IPv6 loopback works") {
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:http", "127.0.0.1:70000", "no.such.host:80"}) {
+    http_server server(listening_on(bad));
+    auto started = server.start();
+    INFO(bad);
+    REQUIRE_FALSE(started.ok());
+    CHECK(started.err().code == errc::invalid_argument);
+  }
+  server_fixture taken;
+  taken.start();
+  http_server clash(listening_on(taken.server.local_endpoint()));
+  auto clashed = clash.start();
+  REQUIRE_FALSE(clashed.ok());
+  CHECK(clashed.err().code == errc::io);
+
+  http_server_options v6;
+  v6.listen = "[::1]:0";
+  server_fixture f(v6);
+  auto started = f.server.start();
+  if (!started.ok()) {
+    WARN("no IPv6 loopback here: " << started.err().describe());
+    return;
+  }
+  CHECK(f.server.local_endpoint() == "[::1]:" + std::to_string(f.server.port()));
+  client c(f.server.port(), "::1");
+  CHECK(c.get("/api/six").body() == "api /api/six");
+}
+
+namespace {
+
+// A route that opens a stream and hands it to the test.
+struct stream_route {
+  std::promise<std::shared_ptr<http_stream>> opened;
+
+  route_handler handler() {
+    return [this](const http_request&, std::shared_ptr<http_exchange> x) {
+      opened.set_value(x->stream(200, "application/json", {{"X-Test", "1"}}));
+    };
+  }
+};
+
+// Decodes a chunked body (everything after the header) into its data.
+std::string dechunk(std::string_view raw, bool* terminated) {
+  std::string data;
+  *terminated = false;
+  for (;;) {
+    auto line_end = raw.find("\r\n");
+    if (line_end == std::string_view::npos)
+      return data;
+    std::size_t size = std::stoul(std::string(raw.substr(0, line_end)), nullptr, 16);
+    if (size == 0) {
+      *terminated = raw.substr(line_end) == "\r\n\r\n";
+      return data;
+    }
+    data.append(raw.substr(line_end + 2, size));
+    raw.remove_prefix(line_end + 2 + size + 2);
+  }
+}
+
+} // namespace
+
+TEST_CASE("http_server: a stream written from another thread arrives in order, then ends") {
+  server_fixture f;
+  stream_route route;
+  f.server.add_route("/watch", route.handler());
+  f.start();
+  client c(f.server.port());
+  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto stream = route.opened.get_future().get();
+  std::promise<stream_end> ended;
+  stream->on_end([&](stream_end why) { ended.set_value(why); });
+  std::thread writer([stream] {
+    for (int i = 0; i < 100; ++i)
+      REQUIRE(stream->write("line " + std::to_string(i) + "\n"));
+    stream->close();
+    CHECK_FALSE(stream->write("after close\n"));
+  });
+  std::string raw = c.read_to_end();
+  writer.join();
+  CHECK(ended.get_future().get() == stream_end::finished);
+  auto header_end = raw.find("\r\n\r\n");
+  REQUIRE(header_end != std::string::npos);
+  std::string head = raw.substr(0, header_end);
+  CHECK(head.starts_with("HTTP/1.1 200 OK"));
+  CHECK(head.find("Transfer-Encoding: chunked") != std::string::npos);
+  CHECK(head.find("X-Test: 1") != std::string::npos);
+  bool terminated = false;
+  std::string data = dechunk(std::string_view(raw).substr(header_end + 4), &terminated);
+  CHECK(terminated);
+  std::string expected;
+  for (int i = 0; i < 100; ++i)
+    expected += "line " + std::to_string(i) + "\n";
+  CHECK(data == expected);
+  CHECK(f.server.open_streams() == 0);
+}
+
+TEST_CASE("http_server: the stream learns when its client goes away") {
+  server_fixture f;
+  stream_route route;
+  f.server.add_route("/watch", route.handler());
+  f.start();
+  client c(f.server.port());
+  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto stream = route.opened.get_future().get();
+  std::promise<stream_end> ended;
+  stream->on_end([&](stream_end why) { ended.set_value(why); });
+  REQUIRE(stream->write("hello\n"));
+  c.close();
+  CHECK(ended.get_future().get() == stream_end::client_gone);
+  CHECK(stream->closed());
+  CHECK_FALSE(stream->write("nobody listens\n"));
+  // Late subscribers to the end hear it at once.
+  std::promise<stream_end> late;
+  stream->on_end([&](stream_end why) { late.set_value(why); });
+  CHECK(late.get_future().get() == stream_end::client_gone);
+}
+
+TEST_CASE("http_server: a client that does not read is dropped at the buffer bound") {
+  http_server_options options;
+  options.stream_buffer_limit = 64 * 1024;
+  server_fixture f(options);
+  stream_route route;
+  f.server.add_route("/watch", route.handler());
+  f.start();
+  client c(f.server.port());
+  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto stream = route.opened.get_future().get();
+  stream->set_overflow_message("{\"type\":\"ERROR\"}\n");
+  std::promise<stream_end> ended;
+  stream->on_end([&](stream_end why) { ended.set_value(why); });
+  // The client reads nothing: the socket buffers fill, then the queue, then the bound drops it.
+  const std::string line(4096, 'x');
+  std::size_t written = 0;
+  while (stream->write(line + "\n")) {
+    ++written;
+    REQUIRE(stream->buffered_bytes() <= options.stream_buffer_limit);
+    REQUIRE(written < 1'000'000); // some bound must have been hit long before
+  }
+  CHECK(stream->closed());
+  std::string raw = c.read_to_end();
+  CHECK(ended.get_future().get() == stream_end::overflow);
+  auto body = std::string_view(raw).substr(raw.find("\r\n\r\n") + 4);
+  bool terminated = false;
+  std::string data = dechunk(body, &terminated);
+  CHECK(terminated);
+  CHECK(data.ends_with("{\"type\":\"ERROR\"}\n"));
+  CHECK(data.size() < written * (line.size() + 1)); // what overflowed was dropped
+}
+
+TEST_CASE("http_server: stop ends open streams cleanly and joins") {
+  auto f = std::make_unique<server_fixture>();
+  stream_route route;
+  f->server.add_route("/watch", route.handler());
+  f->start();
+  client c(f->server.port());
+  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto stream = route.opened.get_future().get();
+  std::promise<stream_end> ended;
+  stream->on_end([&](stream_end why) { ended.set_value(why); });
+  REQUIRE(stream->write("one\n"));
+  client idle(f->server.port()); // a keep-alive connection with no request: closed too
+  CHECK(idle.get("/api/a").result_int() == 200);
+  f->server.stop();
+  CHECK(ended.get_future().get() == stream_end::stopping);
+  std::string raw = c.read_to_end();
+  CHECK(raw.ends_with("0\r\n\r\n"));
+  CHECK(idle.read_to_end().empty());
+  CHECK_FALSE(stream->write("after stop\n"));
+  f.reset(); // the stream outlives the server safely
+  CHECK(stream->closed());
+}

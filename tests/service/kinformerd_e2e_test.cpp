@@ -1,0 +1,401 @@
+// End to end: the kinformerd program against its embedded simulator, as a child process.
+//
+// Each test starts kinformerd with a small simulated cluster (no churn, so object counts are
+// exact), learns its addresses from its logfmt lines on stderr, and then talks to it the way
+// users do: Prometheus scrapes /metrics, probes hit /healthz and /readyz, kubectl reads through
+// the read API, kinformer-subscribe subscribes remotely, SIGTERM stops it, and a bad config
+// file is refused with exit status 2.
+
+#include "tests/support/child_process.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <thread>
+#include <vector>
+
+namespace json = boost::json;
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+namespace fs = std::filesystem;
+using kinformer::testing::child_process;
+using net::ip::tcp;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t simulated_pods = 300;
+
+// A temporary directory, removed with everything in it.
+class temp_dir {
+public:
+  temp_dir() {
+    std::string pattern = (fs::temp_directory_path() / "kinformerd-e2e-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  ~temp_dir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+
+  std::string write(const std::string& name, const std::string& content) const {
+    auto file = path_ / name;
+    std::ofstream(file) << content;
+    return file.string();
+  }
+
+private:
+  fs::path path_;
+};
+
+// The configuration every test shares: a small simulated cluster without churn, and remote
+// subscriptions in plaintext guarded by a shared secret.
+std::string config_yaml(const std::string& secret_file) {
+  return "simulate:\n"
+         "  pods: " +
+         std::to_string(simulated_pods) +
+         "\n"
+         "  namespaces: 3\n"
+         "  churn_rate: 0\n"
+         "informers:\n"
+         "  - resource: pods\n"
+         "remote:\n"
+         "  port: 0\n"
+         "  host: 127.0.0.1\n"
+         "  plaintext: true\n"
+         "  shared_secret_file: " +
+         secret_file + "\n";
+}
+
+// The value of `key=` in the first stderr line holding `event`.
+std::string logged_value(const std::string& log, const std::string& event, const std::string& key) {
+  auto at = log.find("event=" + event + " ");
+  REQUIRE(at != std::string::npos);
+  auto line_end = log.find('\n', at);
+  std::string line = log.substr(at, line_end == std::string::npos ? line_end : line_end - at);
+  auto field = line.find(" " + key + "=");
+  INFO(line);
+  REQUIRE(field != std::string::npos);
+  auto start = field + key.size() + 2;
+  return line.substr(start, line.find(' ', start) - start);
+}
+
+struct http_reply {
+  int status = 0;
+  std::string body;
+};
+
+http_reply http_get(const std::string& address, const std::string& target) {
+  auto colon = address.rfind(':');
+  REQUIRE(colon != std::string::npos);
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  boost::system::error_code ec;
+  socket.connect({net::ip::make_address(address.substr(0, colon)),
+                  static_cast<unsigned short>(std::stoi(address.substr(colon + 1)))},
+                 ec);
+  INFO("GET " << address << target << ": " << ec.message());
+  REQUIRE_FALSE(ec);
+  // A hung server fails the test instead of hanging it.
+  timeval tv{10, 0};
+  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, address);
+  http::write(socket, req, ec);
+  REQUIRE_FALSE(ec);
+  boost::beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 * 1024 * 1024);
+  http::read(socket, buffer, parser, ec);
+  REQUIRE_FALSE(ec);
+  return {static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
+}
+
+// kinformerd as a child process, with the addresses it logged once started.
+class kinformerd {
+public:
+  explicit kinformerd(const std::vector<std::string>& extra) : process_(arguments(extra)) {
+    bool started = process_.wait_stderr_contains("event=started", 20s);
+    std::string log = process_.stderr_text();
+    INFO("kinformerd stderr:\n" << log);
+    REQUIRE(started);
+    metrics_ = logged_value(log, "metrics_listening", "address");
+    api_ = logged_value(log, "api_listening", "address");
+    if (log.find("event=remote_listening") != std::string::npos)
+      remote_port_ = logged_value(log, "remote_listening", "port");
+  }
+
+  const std::string& metrics_address() const { return metrics_; }
+  const std::string& api_address() const { return api_; }
+  const std::string& remote_port() const { return remote_port_; }
+  child_process& process() { return process_; }
+
+  // Polls /readyz until it answers 200 and returns that answer. Every answer before must be
+  // a 503 that says why it is not ready.
+  http_reply wait_ready() {
+    auto deadline = steady::now() + 20s;
+    for (;;) {
+      auto reply = http_get(metrics_, "/readyz");
+      if (reply.status == 200)
+        return reply;
+      INFO("/readyz: " << reply.status << " " << reply.body);
+      REQUIRE(reply.status == 503);
+      REQUIRE(reply.body.find("not ready") != std::string::npos);
+      REQUIRE(steady::now() < deadline);
+      std::this_thread::sleep_for(5ms); // the poll interval; /readyz offers no notification
+    }
+  }
+
+private:
+  static std::vector<std::string> arguments(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{KINFORMERD_PATH, "--simulate",   "--listen-metrics",
+                                  "127.0.0.1:0",   "--listen-api", "127.0.0.1:0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  child_process process_;
+  std::string metrics_, api_, remote_port_;
+};
+
+// One Prometheus text-format sample.
+struct sample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+// Parses the text exposition format; every line that is neither a comment nor blank must be
+// `name{labels} value` or `name value`.
+std::vector<sample> parse_metrics(const std::string& text) {
+  std::vector<sample> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    INFO("metrics line: " << line);
+    sample s;
+    std::size_t at = line.find_first_of("{ ");
+    REQUIRE(at != std::string::npos);
+    s.name = line.substr(0, at);
+    REQUIRE(!s.name.empty());
+    if (line[at] == '{') {
+      ++at;
+      while (line.at(at) != '}') {
+        auto eq = line.find("=\"", at);
+        REQUIRE(eq != std::string::npos);
+        std::string name = line.substr(at, eq - at);
+        std::string value;
+        std::size_t i = eq + 2;
+        for (; i < line.size() && line[i] != '"'; ++i)
+          value.push_back(line[i] == '\\' && i + 1 < line.size() ? line[++i] : line[i]);
+        REQUIRE(i < line.size());
+        s.labels.emplace(std::move(name), std::move(value));
+        at = i + 1;
+        if (line.at(at) == ',')
+          ++at;
+      }
+      ++at;
+    }
+    REQUIRE(at < line.size());
+    REQUIRE(line[at] == ' ');
+    std::string value = line.substr(at + 1);
+    char* end = nullptr;
+    s.value = std::strtod(value.c_str(), &end);
+    REQUIRE(end != value.c_str());
+    REQUIRE(*end == '\0');
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Runs kubectl against the read API and returns its parsed JSON output.
+json::value kubectl_json(const std::string& api, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{KUBECTL_PATH, "--server=http://" + api};
+  argv.insert(argv.end(), args.begin(), args.end());
+  child_process kubectl(argv);
+  auto out = kubectl.all_stdout(20s);
+  auto code = kubectl.wait_exit(20s);
+  INFO("kubectl stderr: " << kubectl.stderr_text());
+  REQUIRE(out);
+  REQUIRE(code);
+  REQUIRE(*code == 0);
+  boost::system::error_code ec;
+  auto value = json::parse(*out, ec);
+  INFO("kubectl stdout: " << out->substr(0, 500));
+  REQUIRE_FALSE(ec);
+  return value;
+}
+
+std::string text_at(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* at = &v;
+  for (const char* key : path) {
+    const auto* next = at->is_object() ? at->as_object().if_contains(key) : nullptr;
+    if (!next)
+      return {};
+    at = next;
+  }
+  return at->is_string() ? std::string(at->get_string()) : std::string();
+}
+
+bool kubectl_available() {
+  return fs::exists(KUBECTL_PATH);
+}
+
+} // namespace
+
+TEST_CASE("kinformerd serves /metrics, /healthz and /readyz", "[service_e2e]") {
+  temp_dir dir;
+  auto secret = dir.write("secret", "e2e-secret");
+  kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
+
+  SECTION("/readyz answers 503 until every informer synced, then 200") {
+    auto ready = daemon.wait_ready();
+    CHECK_THAT(ready.body, Catch::StartsWith("ok"));
+    CHECK_THAT(ready.body, Catch::Contains("1 informers synced"));
+  }
+
+  SECTION("/healthz is 200 and /metrics parses with the informer's series") {
+    auto health = http_get(daemon.metrics_address(), "/healthz");
+    CHECK(health.status == 200);
+    daemon.wait_ready();
+
+    auto reply = http_get(daemon.metrics_address(), "/metrics");
+    REQUIRE(reply.status == 200);
+    auto samples = parse_metrics(reply.body);
+    REQUIRE(!samples.empty());
+
+    std::optional<double> pods, synced, rss;
+    for (const auto& s : samples) {
+      auto kind = s.labels.find("kind");
+      bool is_pods = kind != s.labels.end() && kind->second.find("Kind=Pod") != std::string::npos;
+      if (s.name == "kinformer_informer_objects" && is_pods)
+        pods = s.value;
+      if (s.name == "kinformer_informer_synced" && is_pods)
+        synced = s.value;
+      if (s.name == "process_resident_memory_bytes")
+        rss = s.value;
+    }
+    INFO(reply.body.substr(0, 2000));
+    REQUIRE(pods);
+    CHECK(*pods == simulated_pods);
+    REQUIRE(synced);
+    CHECK(*synced == 1);
+    REQUIRE(rss);
+    CHECK(*rss > 0);
+  }
+}
+
+TEST_CASE("kubectl reads pods through kinformerd's read API", "[service_e2e]") {
+  if (!kubectl_available()) {
+    WARN("kubectl not found at " KUBECTL_PATH ": skipped");
+    return;
+  }
+  temp_dir dir;
+  auto secret = dir.write("secret", "e2e-secret");
+  kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
+  daemon.wait_ready();
+
+  auto all = kubectl_json(daemon.api_address(), {"get", "pods", "-A", "-o", "json"});
+  const auto& items = all.at("items").as_array();
+  CHECK(items.size() == simulated_pods);
+
+  // A label a pod in "default" has, and the pods of "default" that have it, from the full list.
+  std::string app;
+  std::set<std::string> expected;
+  for (const auto& item : items)
+    if (text_at(item, {"metadata", "namespace"}) == "default" && app.empty())
+      app = text_at(item, {"metadata", "labels", "app"});
+  REQUIRE(!app.empty());
+  for (const auto& item : items)
+    if (text_at(item, {"metadata", "namespace"}) == "default" &&
+        text_at(item, {"metadata", "labels", "app"}) == app)
+      expected.insert(text_at(item, {"metadata", "name"}));
+
+  auto selected = kubectl_json(daemon.api_address(),
+                               {"get", "pods", "-n", "default", "-l", "app=" + app, "-o", "json"});
+  std::set<std::string> names;
+  for (const auto& item : selected.at("items").as_array()) {
+    CHECK(text_at(item, {"metadata", "namespace"}) == "default");
+    CHECK(text_at(item, {"metadata", "labels", "app"}) == app);
+    names.insert(text_at(item, {"metadata", "name"}));
+  }
+  CHECK(names == expected);
+  CHECK(names.size() < simulated_pods);
+}
+
+TEST_CASE("kinformer-subscribe receives every pod then SYNCED", "[service_e2e]") {
+  temp_dir dir;
+  auto secret = dir.write("secret", "e2e-secret");
+  kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
+  REQUIRE(!daemon.remote_port().empty());
+
+  child_process subscriber({KINFORMER_SUBSCRIBE_PATH, "--connect",
+                            "127.0.0.1:" + daemon.remote_port(), "--plaintext", "--secret-file",
+                            secret, "pods"});
+  std::set<std::string> added;
+  bool synced = false;
+  auto deadline = steady::now() + 20s;
+  while (!synced) {
+    auto now = steady::now();
+    auto line = subscriber.next_line(deadline > now ? deadline - now : 0s);
+    INFO("kinformer-subscribe stderr: " << (line ? "" : subscriber.stderr_text()));
+    REQUIRE(line);
+    boost::system::error_code ec;
+    auto parsed = json::parse(*line, ec);
+    INFO("line: " << *line);
+    REQUIRE_FALSE(ec);
+    std::string type = text_at(parsed, {"type"});
+    if (type == "SYNCED") {
+      synced = true;
+    } else {
+      CHECK(type == "ADDED");
+      CHECK(added.insert(text_at(parsed, {"key"})).second);
+    }
+  }
+  CHECK(added.size() == simulated_pods);
+}
+
+TEST_CASE("kinformerd stops on SIGTERM with status 0", "[service_e2e]") {
+  temp_dir dir;
+  auto secret = dir.write("secret", "e2e-secret");
+  kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
+  daemon.wait_ready();
+
+  daemon.process().terminate();
+  auto code = daemon.process().wait_exit(5s);
+  std::string log = daemon.process().stderr_text();
+  INFO("kinformerd stderr:\n" << log);
+  REQUIRE(code);
+  CHECK(*code == 0);
+  CHECK_THAT(log, Catch::Contains("event=stopped"));
+}
+
+TEST_CASE("kinformerd refuses a config file with an unknown key", "[service_e2e]") {
+  temp_dir dir;
+  auto config = dir.write("bad.yaml", "simulate:\n  pods: 10\n  no_such_field: 1\n");
+  child_process process({KINFORMERD_PATH, "--simulate", "--config", config});
+  auto code = process.wait_exit(20s);
+  std::string err = process.stderr_text();
+  INFO("stderr: " << err);
+  REQUIRE(code);
+  CHECK(*code == 2);
+  CHECK_THAT(err, Catch::Contains("no_such_field"));
+  CHECK_THAT(err, Catch::Contains("bad.yaml"));
+}
