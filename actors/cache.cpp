@@ -44,16 +44,8 @@ namespace {
 // scheduler thread. It owns the mapper, so discovery is read once and shared by every lookup.
 caf::behavior discovery_helper(caf::event_based_actor*, std::shared_ptr<api_client> client,
                                std::vector<by_object_options> by_object) {
-  auto mapper =
-      std::make_shared<rest_mapper>([client](const std::string& path) -> result<std::string> {
-        auto response = client->get_sync(path);
-        if (!response)
-          return std::move(response).err();
-        if (response->status_code != 200)
-          return make_error(errc::status,
-                            "GET " + path + ": HTTP " + std::to_string(response->status_code));
-        return std::move(response->body);
-      });
+  auto mapper = std::make_shared<rest_mapper>(
+      [client](const std::string& path) { return client->get_document_sync(path); });
   return {
       [mapper, by_object](resolve_atom, const kind_request& request) -> caf::result<resolved_kind> {
         auto mapping = resolve_kind(*mapper, request);

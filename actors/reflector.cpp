@@ -14,6 +14,14 @@ struct reflector_state {
   // Not an aggregate: CAF would otherwise try to construct the state from the actor pointer
   // (C++20 allows parenthesised aggregate initialisation).
   reflector_state() = default;
+  reflector_state(const reflector_state&) = delete;
+  reflector_state& operator=(const reflector_state&) = delete;
+  // Stops the stream on the I/O thread when the actor ends; late callbacks find the actor gone
+  // and drop. (Here rather than in an attached functor: CAF 0.17 destroys the state first.)
+  ~reflector_state() {
+    if (watch)
+      watch.cancel();
+  }
 
   static inline const char* name = "kinformer.reflector";
 
@@ -218,11 +226,6 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
     st.config = std::move(config);
     st.informer = std::move(informer);
     st.retry_backoff = std::make_unique<kinformer::backoff>(st.config.retry);
-    self->attach_functor([self] {
-      // Stop the stream on the I/O thread; late callbacks find the actor gone and drop.
-      if (self->state.watch)
-        self->state.watch.cancel();
-    });
     return {
         [self](atoms::start_atom) { feed(self, start_requested{}); },
         [self](atoms::listed_atom, session_id session, list_outcome& out) {

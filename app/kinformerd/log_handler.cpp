@@ -59,40 +59,14 @@ std::string to_json_line(const fields& f, const object* whole) {
   return text;
 }
 
-// logfmt: key=value, quoting values that are empty or hold spaces, quotes, '=' or controls.
+// logfmt: key=value, values quoted as service_log quotes them.
 std::string to_logfmt_line(const fields& f) {
   std::string out;
   for (const auto& [key, value] : f) {
     if (!out.empty())
       out += ' ';
     out.append(key).push_back('=');
-    bool quote = value.empty();
-    for (unsigned char c : value)
-      quote = quote || c <= ' ' || c == '"' || c == '=' || c == '\\';
-    if (!quote) {
-      out += value;
-      continue;
-    }
-    out += '"';
-    for (char c : value) {
-      switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += c;
-      }
-    }
-    out += '"';
+    out += service::logfmt_value(value);
   }
   return out;
 }

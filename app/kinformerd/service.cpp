@@ -176,15 +176,7 @@ result<connection_config> kinformerd::impl::connect() {
 
 status_result kinformerd::impl::start_informers(std::vector<sim::resource_info>& served) {
   // Resolve every configured kind first: a typo fails start-up with the server's own names.
-  rest_mapper mapper([this](const std::string& path) -> result<std::string> {
-    auto response = client->get_sync(path);
-    if (!response)
-      return std::move(response).err();
-    if (response->status_code != 200)
-      return make_error(errc::status,
-                        "GET " + path + ": HTTP " + std::to_string(response->status_code));
-    return std::move(response->body);
-  });
+  rest_mapper mapper([this](const std::string& path) { return client->get_document_sync(path); });
   caf::scoped_actor self{*system};
   for (const auto& informer : config.informers) {
     auto mapping = mapper.resource_for(informer.resource);

@@ -398,14 +398,20 @@ result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, informe
          subscription_options subscription) -> webhook_actor::behavior_type {
         init_state(self, std::move(options), std::move(endpoint), std::move(counters));
         self->state.source = caf::actor_cast<caf::actor>(informer);
+        // The unsubscribe at exit keeps its own copy of the id: CAF 0.17 destroys the state
+        // before attached functors run.
+        auto granted = std::make_shared<subscription_id>(0);
         self->request(informer, caf::infinite, atoms::subscribe_atom::value,
                       caf::actor_cast<handler_actor>(self), std::move(subscription))
-            .then([self](subscription_id id) { self->state.subscription = id; },
-                  [self](const caf::error& err) { self->quit(err); });
-        self->attach_functor([self] {
-          if (self->state.subscription != 0)
-            caf::anon_send(self->state.source, atoms::unsubscribe_atom::value,
-                           self->state.subscription);
+            .then(
+                [self, granted](subscription_id id) {
+                  self->state.subscription = id;
+                  *granted = id;
+                },
+                [self](const caf::error& err) { self->quit(err); });
+        self->attach_functor([informer, granted] {
+          if (*granted != 0)
+            caf::anon_send(informer, atoms::unsubscribe_atom::value, *granted);
         });
         return webhook_behavior(self);
       },

@@ -137,15 +137,7 @@ int main(int argc, char** argv) {
     return fail(created.err().describe());
   std::shared_ptr<api_client> client = std::move(created).value();
 
-  rest_mapper mapper([&](const std::string& path) -> result<std::string> {
-    auto response = client->get_sync(path);
-    if (!response)
-      return std::move(response).err();
-    if (response->status_code != 200)
-      return make_error(errc::status,
-                        "GET " + path + ": HTTP " + std::to_string(response->status_code));
-    return std::move(response->body);
-  });
+  rest_mapper mapper([&](const std::string& path) { return client->get_document_sync(path); });
   auto mapping = mapper.resource_for(args.resource);
   if (!mapping)
     return fail(mapping.err().describe());

@@ -1025,6 +1025,16 @@ void api_client::get(const std::string& path, const std::string& accept, get_cal
   });
 }
 
+result<std::string> api_client::get_document_sync(const std::string& path) {
+  auto response = get_sync(path);
+  if (!response)
+    return std::move(response).err();
+  if (response->status_code != 200)
+    return make_error(errc::status,
+                      "GET " + path + ": HTTP " + std::to_string(response->status_code));
+  return std::move(response->body);
+}
+
 result<http_response> api_client::get_sync(const std::string& path, const std::string& accept) {
   if (std::this_thread::get_id() == impl_->thread.get_id())
     return make_error(errc::invalid_argument, "get_sync called on the client's I/O thread");

@@ -189,6 +189,9 @@ public:
   // Blocking get, for discovery at start-up and tests. Never call it from a callback.
   result<http_response> get_sync(const std::string& path,
                                  const std::string& accept = "application/json");
+  // get_sync for a document that must be there (discovery): the body of a 200, else an error
+  // naming the path and the status.
+  result<std::string> get_document_sync(const std::string& path);
 
   // The request target a list or watch request is sent to (path plus query string).
   std::string list_target(const list_request& request) const;

@@ -192,12 +192,14 @@ TEST_CASE("the log handler writes one line per delta of a real informer") {
                 .create(configmaps, "default",
                         config_map_json("default", "cm-" + std::to_string(i), "v"))
                 .ok());
+  // The client outlives the actor system: its I/O thread posts into the actors until it stops.
+  std::shared_ptr<api_client> shared_client = std::move(*client);
   {
     actor_system_fixture f;
     informer_config c;
     c.resource = configmaps;
     c.kind = "ConfigMap";
-    auto informer = spawn_informer(*f.system, std::shared_ptr<api_client>(std::move(*client)), c);
+    auto informer = spawn_informer(*f.system, shared_client, c);
     line_collector lines;
     log_handler_options o;
     o.format = log_format::json;
@@ -231,6 +233,7 @@ TEST_CASE("the log handler writes one line per delta of a real informer") {
     caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
   }
+  shared_client.reset();
   server.stop();
 }
 
@@ -447,12 +450,14 @@ TEST_CASE("a webhook subscribed to an informer pushes back into the informer's q
                 .ok());
   http_receiver receiver;
   receiver.hold();
+  // The client outlives the actor system: its I/O thread posts into the actors until it stops.
+  std::shared_ptr<api_client> shared_client = std::move(*client);
   {
     actor_system_fixture f;
     informer_config c;
     c.resource = configmaps;
     c.kind = "ConfigMap";
-    auto informer = spawn_informer(*f.system, std::shared_ptr<api_client>(std::move(*client)), c);
+    auto informer = spawn_informer(*f.system, shared_client, c);
     auto options = quick_webhook(receiver);
     options.max_batch = 4;
     options.queue_bound = 8;
@@ -488,5 +493,6 @@ TEST_CASE("a webhook subscribed to an informer pushes back into the informer's q
     caf::anon_send_exit(hook->actor, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
   }
+  shared_client.reset();
   server.stop();
 }
