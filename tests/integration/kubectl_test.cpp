@@ -7,6 +7,8 @@
 #include "app/kubesim/simulator.hpp"
 #include "app/kubesim/storage.hpp"
 
+#include "tests/support/command_run.hpp"
+
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -45,11 +47,7 @@ bool kubectl_on_path() {
   return false;
 }
 
-struct command_result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using kinformer::testing::command_result; // tests/support/command_run.hpp
 
 // A simulator (HTTPS, bearer token) with pods and widgets, and a kubeconfig in a temporary HOME
 // pointing at it.
@@ -102,33 +100,14 @@ public:
 
   // Runs kubectl to completion (killed by `timeout` after 20 s), capturing both streams.
   command_result kubectl(const std::vector<std::string>& args) const {
-    std::string command = "HOME='" + home_.string() + "'";
-    for (const auto& a : kubectl_argv(args))
-      command += " '" + a + "'";
-    command += " 2>'" + (home_ / "stderr").string() + "'";
-    command_result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
-      result.out.append(buffer, n);
-    int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(home_ / "stderr");
-    result.err.assign(std::istreambuf_iterator<char>(err), {});
-    return result;
+    return kinformer::testing::run_command(kubectl_argv(args), "HOME='" + home_.string() + "'",
+                                           home_);
   }
 
   // Runs kubectl and requires success; returns its stdout.
   std::string kubectl_ok(const std::vector<std::string>& args) const {
-    auto r = kubectl(args);
-    std::string shown;
-    for (const auto& a : args)
-      shown += a + " ";
-    INFO("kubectl " << shown << "\nexit " << r.exit_code << "\nstderr: " << r.err
-                    << "\nstdout: " << r.out.substr(0, 2000));
-    REQUIRE(r.exit_code == 0);
-    return r.out;
+    return kinformer::testing::run_command_ok(kubectl_argv(args), "HOME='" + home_.string() + "'",
+                                              home_);
   }
 
 private:

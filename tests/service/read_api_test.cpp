@@ -13,6 +13,8 @@
 #include "protocol/http/api_client.hpp"
 #include "protocol/kube_config.hpp"
 
+#include "tests/support/command_run.hpp"
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -61,11 +63,7 @@ bool kubectl_on_path() {
     return;                                                                                        \
   }
 
-struct command_result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using kinformer::testing::command_result; // tests/support/command_run.hpp
 
 // Simulator (pods in three namespaces, deployments, widgets) -> cache -> read API on loopback.
 struct read_api_fixture {
@@ -134,33 +132,16 @@ struct read_api_fixture {
     return argv;
   }
 
+  // Runs kubectl to completion (killed by `timeout` after 20 s), capturing both streams.
   command_result kubectl(const std::vector<std::string>& args) const {
-    std::string command = "HOME='" + home.string() + "' KUBECONFIG=/dev/null";
-    for (const auto& a : kubectl_argv(args))
-      command += " '" + a + "'";
-    command += " 2>'" + (home / "stderr").string() + "'";
-    command_result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
-      result.out.append(buffer, n);
-    int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(home / "stderr");
-    result.err.assign(std::istreambuf_iterator<char>(err), {});
-    return result;
+    return kinformer::testing::run_command(
+        kubectl_argv(args), "HOME='" + home.string() + "' KUBECONFIG=/dev/null", home);
   }
 
+  // Runs kubectl and requires success; returns its stdout.
   std::string kubectl_ok(const std::vector<std::string>& args) const {
-    auto r = kubectl(args);
-    std::string shown;
-    for (const auto& a : args)
-      shown += a + " ";
-    INFO("kubectl " << shown << "\nexit " << r.exit_code << "\nstderr: " << r.err
-                    << "\nstdout: " << r.out.substr(0, 2000));
-    REQUIRE(r.exit_code == 0);
-    return r.out;
+    return kinformer::testing::run_command_ok(
+        kubectl_argv(args), "HOME='" + home.string() + "' KUBECONFIG=/dev/null", home);
   }
 
   // "namespace/name" of every stored object of `gvr` matching `labels` in `ns` ("" = all).
