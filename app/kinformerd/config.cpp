@@ -3,6 +3,8 @@
 
 #include "app/kinformerd/config.hpp"
 
+#include "protocol/quoted.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -19,10 +21,6 @@ namespace {
 
 error invalid(std::string message) {
   return make_error(errc::invalid_argument, std::move(message));
-}
-
-std::string quoted(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
 }
 
 bool is_lower_alnum(char c) {

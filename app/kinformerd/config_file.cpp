@@ -6,6 +6,8 @@
 
 #include "app/kinformerd/config.hpp"
 
+#include "protocol/quoted.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -27,10 +29,6 @@ struct config_problem {
 
 [[noreturn]] void fail(const YAML::Node& at, const std::string& field, const std::string& what) {
   throw config_problem{at.Mark(), field + ": " + what};
-}
-
-std::string quoted(const std::string& text) {
-  return "\"" + text + "\"";
 }
 
 std::string scalar(const YAML::Node& node, const std::string& field) {

@@ -367,8 +367,10 @@ void service_metrics::update(const cache_stats& stats, std::chrono::steady_clock
     for (const auto& q : info.stats.queues) {
       // Unnamed subscriptions, and further ones of the same name, are told apart by their id.
       auto name = q.name;
-      if (name.empty() || live_subscriptions.count(name))
-        name += "#" + std::to_string(q.id);
+      if (name.empty() || live_subscriptions.count(name)) {
+        name += '#';
+        name += std::to_string(q.id);
+      }
       live_subscriptions.insert(name);
       impl_->update_subscription(series.subscriptions[name], with(labels, "subscription", name), q);
     }

@@ -1,5 +1,7 @@
 #include "app/kubesim/api_status.hpp"
 
+#include "protocol/quoted.hpp"
+
 #include <boost/json.hpp>
 
 namespace json = boost::json;
@@ -18,12 +20,6 @@ status make_failure(int code, std::string reason, std::string message) {
   s.message = std::move(message);
   return s;
 }
-
-namespace {
-std::string quoted(std::string_view name) {
-  return "\"" + std::string(name) + "\"";
-}
-} // namespace
 
 status not_found(const group_version_resource& gvr, std::string_view name) {
   return make_failure(404, "NotFound", qualified_resource(gvr) + " " + quoted(name) + " not found");

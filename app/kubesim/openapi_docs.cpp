@@ -44,7 +44,8 @@ json::object group_version_kind(const resource_info& info) {
 
 // /api/v1/namespaces/{namespace}/pods/{name}, or /apis/g/v/clusterwidgets/{name}.
 std::string item_path(const resource_info& info) {
-  std::string path = "/" + group_version_path(info.gvr.group, info.gvr.version);
+  std::string path = "/";
+  path += group_version_path(info.gvr.group, info.gvr.version);
   if (info.scope == resource_scope::namespaced)
     path += "/namespaces/{namespace}";
   return path + "/" + info.gvr.resource + "/{name}";
