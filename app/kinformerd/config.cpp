@@ -77,6 +77,16 @@ status_result check_webhook(const std::string& field, const webhook_handler_opti
     return invalid(field + ".url: missing");
   if (!hook.url.starts_with("http://") && !hook.url.starts_with("https://"))
     return invalid(field + ".url: " + quoted(hook.url) + " is not an http:// or https:// URL");
+  const bool tls_options = !hook.certificate_authority.empty() ||
+                           !hook.client_certificate.empty() || !hook.client_key.empty() ||
+                           hook.insecure_skip_tls_verify;
+  if (tls_options && !hook.url.starts_with("https://"))
+    return invalid(field + ": TLS options need an https:// url");
+  if (hook.insecure_skip_tls_verify && !hook.certificate_authority.empty())
+    return invalid(field + ": certificate_authority and insecure_skip_tls_verify exclude each "
+                           "other");
+  if (hook.client_certificate.empty() != hook.client_key.empty())
+    return invalid(field + ": client_certificate and client_key go together");
   if (hook.batch_size == 0)
     return invalid(field + ".batch_size: must be at least 1");
   if (hook.queue_bound < hook.batch_size)

@@ -100,6 +100,12 @@ struct webhook_handler_options {
   std::chrono::milliseconds max_backoff{30000};
   std::size_t queue_bound = 10000;
   std::string bearer_token_file; // "" = no Authorization header
+  // https:// only: the CA bundle to verify the endpoint with ("" = the system trust store), a
+  // client certificate and key for endpoints that ask for one, or no verification at all.
+  std::string certificate_authority;
+  std::string client_certificate;
+  std::string client_key;
+  bool insecure_skip_tls_verify = false;
   std::vector<std::string> informers;
 };
 

@@ -235,7 +235,8 @@ webhook_handler_options read_webhook(const YAML::Node& node, const std::string& 
                                      std::size_t index) {
   const section s(node, field,
                   {"name", "url", "batch_size", "flush_interval", "max_retries", "max_backoff",
-                   "queue_bound", "bearer_token_file", "informers"});
+                   "queue_bound", "bearer_token_file", "certificate_authority",
+                   "client_certificate", "client_key", "insecure_skip_tls_verify", "informers"});
   webhook_handler_options hook;
   hook.name = default_name("webhook", index);
   s.read("name", hook.name, scalar);
@@ -250,6 +251,10 @@ webhook_handler_options read_webhook(const YAML::Node& node, const std::string& 
   s.read("max_backoff", hook.max_backoff, duration);
   s.read("queue_bound", hook.queue_bound, count);
   s.read("bearer_token_file", hook.bearer_token_file, scalar);
+  s.read("certificate_authority", hook.certificate_authority, scalar);
+  s.read("client_certificate", hook.client_certificate, scalar);
+  s.read("client_key", hook.client_key, scalar);
+  s.read("insecure_skip_tls_verify", hook.insecure_skip_tls_verify, boolean);
   s.read("informers", hook.informers, string_list);
   return hook;
 }

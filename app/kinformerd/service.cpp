@@ -235,6 +235,10 @@ status_result kinformerd::impl::start_handlers() {
                        "handlers.webhooks." + options.name + ": " + token.err().message};
         hook.headers.emplace_back("Authorization", "Bearer " + *token);
       }
+      hook.tls.ca_file = options.certificate_authority;
+      hook.tls.client_cert_file = options.client_certificate;
+      hook.tls.client_key_file = options.client_key;
+      hook.tls.insecure_skip_verify = options.insecure_skip_tls_verify;
       auto spawned = spawn_webhook_handler(*system, hook);
       if (!spawned)
         return error{spawned.err().code,

@@ -71,7 +71,7 @@ struct webhook_state {
 
   webhook_options options;
   std::shared_ptr<webhook_counters> counters;
-  std::unique_ptr<webhook_sender> sender;
+  std::shared_ptr<webhook_sender> sender; // its only owner: shared just to pass it in
   std::unique_ptr<backoff> retry;
   std::vector<ack_target> targets;
 
@@ -353,40 +353,52 @@ webhook_actor::behavior_type webhook_behavior(webhook_pointer self) {
   };
 }
 
-void init_state(webhook_pointer self, webhook_options options, webhook_endpoint endpoint,
+void init_state(webhook_pointer self, webhook_options options,
+                std::shared_ptr<webhook_sender> sender,
                 std::shared_ptr<webhook_counters> counters) {
   auto& st = self->state;
   st.options = std::move(options);
   st.options.queue_bound = std::max<std::size_t>(1, st.options.queue_bound);
   st.counters = std::move(counters);
   st.retry = std::make_unique<backoff>(st.options.retry, st.options.jitter);
-  st.sender = std::make_unique<webhook_sender>(std::move(endpoint), st.options.request_timeout,
-                                               st.options.headers);
+  st.sender = std::move(sender);
+}
+
+// Made before the actor, so a bad URL or unreadable TLS material fails the spawn.
+result<std::shared_ptr<webhook_sender>> make_sender(const webhook_options& options) {
+  auto endpoint = parse_webhook_url(options.url);
+  if (!endpoint)
+    return endpoint.err();
+  auto sender = webhook_sender::create(std::move(*endpoint), options.request_timeout,
+                                       options.headers, options.tls);
+  if (!sender)
+    return sender.err();
+  return std::shared_ptr<webhook_sender>(std::move(*sender));
 }
 
 } // namespace
 
 result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, webhook_options options) {
-  auto endpoint = parse_webhook_url(options.url);
-  if (!endpoint)
-    return endpoint.err();
+  auto sender = make_sender(options);
+  if (!sender)
+    return sender.err();
   auto counters = std::make_shared<webhook_counters>();
   auto actor = system.spawn(
-      [](webhook_pointer self, webhook_options options, webhook_endpoint endpoint,
+      [](webhook_pointer self, webhook_options options, std::shared_ptr<webhook_sender> sender,
          std::shared_ptr<webhook_counters> counters) -> webhook_actor::behavior_type {
-        init_state(self, std::move(options), std::move(endpoint), std::move(counters));
+        init_state(self, std::move(options), std::move(sender), std::move(counters));
         return webhook_behavior(self);
       },
-      std::move(options), std::move(*endpoint), counters);
+      std::move(options), std::move(*sender), counters);
   return webhook_handler{caf::actor_cast<handler_actor>(actor), counters};
 }
 
 result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, informer_actor informer,
                                               webhook_options options,
                                               subscription_options subscription) {
-  auto endpoint = parse_webhook_url(options.url);
-  if (!endpoint)
-    return endpoint.err();
+  auto sender = make_sender(options);
+  if (!sender)
+    return sender.err();
   if (subscription.name.empty())
     subscription.name = options.name;
   // Acknowledgements wait for the queue: a window past the bound would only fill it.
@@ -394,9 +406,9 @@ result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, informe
   auto counters = std::make_shared<webhook_counters>();
   auto actor = system.spawn(
       [](webhook_pointer self, informer_actor informer, webhook_options options,
-         webhook_endpoint endpoint, std::shared_ptr<webhook_counters> counters,
+         std::shared_ptr<webhook_sender> sender, std::shared_ptr<webhook_counters> counters,
          subscription_options subscription) -> webhook_actor::behavior_type {
-        init_state(self, std::move(options), std::move(endpoint), std::move(counters));
+        init_state(self, std::move(options), std::move(sender), std::move(counters));
         self->state.source = caf::actor_cast<caf::actor>(informer);
         // The unsubscribe at exit keeps its own copy of the id: CAF 0.17 destroys the state
         // before attached functors run.
@@ -415,7 +427,7 @@ result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, informe
         });
         return webhook_behavior(self);
       },
-      std::move(informer), std::move(options), std::move(*endpoint), counters,
+      std::move(informer), std::move(options), std::move(*sender), counters,
       std::move(subscription));
   return webhook_handler{caf::actor_cast<handler_actor>(actor), counters};
 }

@@ -23,6 +23,7 @@
 
 #include "actors/interfaces.hpp"
 #include "protocol/backoff.hpp"
+#include "protocol/http/tls_settings.hpp"
 #include "protocol/result.hpp"
 
 #include <caf/fwd.hpp>
@@ -39,7 +40,7 @@
 namespace kinformer {
 
 struct webhook_options {
-  std::string url; // http://host:port/path
+  std::string url; // http(s)://host:port/path
   std::string name = "webhook";
   std::size_t max_batch = 100;
   std::chrono::milliseconds flush_interval{1000};
@@ -54,6 +55,7 @@ struct webhook_options {
   std::chrono::milliseconds request_timeout{10'000};
   std::chrono::milliseconds drain_timeout{5'000};
   std::vector<std::pair<std::string, std::string>> headers; // extra request headers
+  tls_client_settings tls;                                  // https:// only
 };
 
 // A snapshot of a webhook handler's counters, for metrics.

@@ -1,31 +1,43 @@
 #include "app/kinformerd/webhook_sender.hpp"
 
+#include "protocol/http/tls_client.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include <charconv>
+#include <optional>
 #include <thread>
+#include <type_traits>
 
 namespace kinformer {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
 result<webhook_endpoint> parse_webhook_url(std::string_view url) {
-  constexpr std::string_view scheme = "http://";
-  if (url.substr(0, scheme.size()) != scheme)
-    return make_error(errc::invalid_argument,
-                      "webhook URL must start with http:// (got \"" + std::string(url) + "\")");
-  auto rest = url.substr(scheme.size());
+  webhook_endpoint e;
+  std::string_view rest;
+  if (url.starts_with("http://")) {
+    rest = url.substr(7);
+  } else if (url.starts_with("https://")) {
+    rest = url.substr(8);
+    e.tls = true;
+  } else {
+    return make_error(errc::invalid_argument, "webhook URL must start with http:// or https:// "
+                                              "(got \"" +
+                                                  std::string(url) + "\")");
+  }
   auto slash = rest.find_first_of("/?");
   auto authority = rest.substr(0, slash);
-  webhook_endpoint e;
   e.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   if (e.target[0] == '?')
     e.target.insert(0, "/");
@@ -48,7 +60,7 @@ result<webhook_endpoint> parse_webhook_url(std::string_view url) {
     return make_error(errc::invalid_argument,
                       "webhook URL has no host: \"" + std::string(url) + "\"");
   if (port.empty()) {
-    e.port = "80";
+    e.port = e.tls ? "443" : "80";
   } else {
     unsigned value = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
@@ -62,46 +74,74 @@ result<webhook_endpoint> parse_webhook_url(std::string_view url) {
 
 namespace {
 
-// One POST: resolve, connect, write, read; every step under the one deadline.
-class post_session : public std::enable_shared_from_this<post_session> {
+// One POST: resolve, connect, (TLS handshake,) write, read; every step under the one deadline.
+// Stream is beast::tcp_stream, or beast::ssl_stream over one for https://.
+template <class Stream>
+class post_session : public std::enable_shared_from_this<post_session<Stream>> {
+  static constexpr bool tls = !std::is_same_v<Stream, beast::tcp_stream>;
+
 public:
-  post_session(net::io_context& io, const webhook_endpoint& endpoint,
+  post_session(Stream stream, const webhook_endpoint& endpoint, bool verify,
                std::chrono::milliseconds timeout, http::request<http::string_body> request,
                webhook_sender::completion done)
-      : resolver_(io), stream_(io), endpoint_(endpoint), timeout_(timeout),
-        request_(std::move(request)), done_(std::move(done)) {}
+      : stream_(std::move(stream)), resolver_(stream_.get_executor()), endpoint_(endpoint),
+        verify_(verify), timeout_(timeout), request_(std::move(request)), done_(std::move(done)) {}
 
   void run() {
-    stream_.expires_after(timeout_);
-    resolver_.async_resolve(
-        endpoint_.host, endpoint_.port,
-        [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
-          self->on_resolve(ec, std::move(results));
-        });
+    tcp().expires_after(timeout_);
+    resolver_.async_resolve(endpoint_.host, endpoint_.port,
+                            [self = this->shared_from_this()](beast::error_code ec,
+                                                              tcp::resolver::results_type results) {
+                              self->on_resolve(ec, std::move(results));
+                            });
   }
 
 private:
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+
   void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
     if (ec)
       return fail(ec, "resolve");
-    stream_.async_connect(
-        results, [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
+    tcp().async_connect(
+        results, [self = this->shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
           if (ec)
             return self->fail(ec, "connect");
-          http::async_write(self->stream_, self->request_,
-                            [self](beast::error_code ec, std::size_t) { self->on_write(ec); });
+          self->secure();
         });
+  }
+
+  void secure() {
+    if constexpr (tls) {
+      prepare_tls_connection(stream_.native_handle(), endpoint_.host, verify_);
+      stream_.async_handshake(
+          ssl::stream_base::client, [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec)
+              return self->finish(
+                  {0, "handshake: " + describe_tls_failure(self->stream_.native_handle(), ec)});
+            self->send();
+          });
+    } else {
+      send();
+    }
+  }
+
+  void send() {
+    http::async_write(stream_, request_,
+                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                        self->on_write(ec);
+                      });
   }
 
   void on_write(beast::error_code ec) {
     if (ec)
       return fail(ec, "write");
     http::async_read(stream_, buffer_, response_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec)
                          return self->fail(ec, "read");
+                       // Connection: close was asked for; no TLS close_notify round trip.
                        beast::error_code ignored;
-                       self->stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+                       self->tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
                        self->finish({static_cast<int>(self->response_.result_int()), {}});
                      });
   }
@@ -115,9 +155,10 @@ private:
       std::exchange(done_, nullptr)(std::move(outcome));
   }
 
+  Stream stream_;
   tcp::resolver resolver_;
-  beast::tcp_stream stream_;
   webhook_endpoint endpoint_;
+  bool verify_;
   std::chrono::milliseconds timeout_;
   http::request<http::string_body> request_;
   beast::flat_buffer buffer_;
@@ -131,17 +172,31 @@ struct webhook_sender::impl {
   webhook_endpoint endpoint;
   std::chrono::milliseconds timeout;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<ssl::context> tls; // https:// only
+  bool verify = true;
   net::io_context io;
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
   std::thread thread;
 };
 
-webhook_sender::webhook_sender(webhook_endpoint endpoint, std::chrono::milliseconds timeout,
-                               std::vector<std::pair<std::string, std::string>> headers)
-    : impl_(std::make_unique<impl>()) {
-  impl_->endpoint = std::move(endpoint);
-  impl_->timeout = timeout;
-  impl_->headers = std::move(headers);
+result<std::unique_ptr<webhook_sender>>
+webhook_sender::create(webhook_endpoint endpoint, std::chrono::milliseconds timeout,
+                       std::vector<std::pair<std::string, std::string>> headers,
+                       tls_client_settings tls) {
+  auto state = std::make_unique<impl>();
+  if (endpoint.tls) {
+    state->tls.emplace(ssl::context::tls_client);
+    if (auto configured = configure_tls_client(*state->tls, tls); !configured)
+      return configured.err();
+    state->verify = !tls.insecure_skip_verify;
+  }
+  state->endpoint = std::move(endpoint);
+  state->timeout = timeout;
+  state->headers = std::move(headers);
+  return std::unique_ptr<webhook_sender>(new webhook_sender(std::move(state)));
+}
+
+webhook_sender::webhook_sender(std::unique_ptr<impl> state) : impl_(std::move(state)) {
   impl_->thread = std::thread([io = &impl_->io] { io->run(); });
 }
 
@@ -154,7 +209,9 @@ webhook_sender::~webhook_sender() {
 
 void webhook_sender::post(std::string body, completion done) {
   http::request<http::string_body> request{http::verb::post, impl_->endpoint.target, 11};
-  request.set(http::field::host, impl_->endpoint.host + ":" + impl_->endpoint.port);
+  const auto& host = impl_->endpoint.host;
+  const bool ipv6 = host.find(':') != std::string::npos;
+  request.set(http::field::host, (ipv6 ? "[" + host + "]" : host) + ":" + impl_->endpoint.port);
   request.set(http::field::user_agent, "kinformerd-webhook");
   request.set(http::field::content_type, "application/json");
   request.set(http::field::connection, "close");
@@ -162,9 +219,18 @@ void webhook_sender::post(std::string body, completion done) {
     request.set(name, value);
   request.body() = std::move(body);
   request.prepare_payload();
-  auto session = std::make_shared<post_session>(impl_->io, impl_->endpoint, impl_->timeout,
-                                                std::move(request), std::move(done));
-  net::post(impl_->io, [session] { session->run(); });
+  if (impl_->tls) {
+    using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+    auto session = std::make_shared<post_session<tls_stream>>(
+        tls_stream(impl_->io, *impl_->tls), impl_->endpoint, impl_->verify, impl_->timeout,
+        std::move(request), std::move(done));
+    net::post(impl_->io, [session] { session->run(); });
+  } else {
+    auto session = std::make_shared<post_session<beast::tcp_stream>>(
+        beast::tcp_stream(impl_->io), impl_->endpoint, false, impl_->timeout, std::move(request),
+        std::move(done));
+    net::post(impl_->io, [session] { session->run(); });
+  }
 }
 
 } // namespace kinformer

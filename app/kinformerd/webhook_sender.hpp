@@ -2,8 +2,10 @@
 // The webhook handler's HTTP client: POSTs JSON bodies to one URL from its own I/O thread (one
 // Asio io_context), so no CAF scheduler thread ever waits on the network. A new connection per
 // POST: batches are few and large, and a fresh connection needs no stale-connection handling.
-// Plain HTTP only (a TLS endpoint belongs behind a sidecar or a later extension).
+// https:// endpoints are verified against the configured CA (else the system trust store), by
+// host name or IP address, and may be sent a client certificate.
 
+#include "protocol/http/tls_settings.hpp"
 #include "protocol/result.hpp"
 
 #include <chrono>
@@ -18,11 +20,12 @@ namespace kinformer {
 
 struct webhook_endpoint {
   std::string host;
-  std::string port;   // "80" when the URL names none
+  std::string port;   // "80" (http) or "443" (https) when the URL names none
   std::string target; // path and query, "/" at least
+  bool tls = false;   // https://
 };
 
-// Accepts http://host[:port][/path][?query], host may be a bracketed IPv6 address.
+// Accepts http(s)://host[:port][/path][?query], host may be a bracketed IPv6 address.
 result<webhook_endpoint> parse_webhook_url(std::string_view url);
 
 struct post_outcome {
@@ -40,8 +43,11 @@ public:
   // Called once per post, on the sender's I/O thread: it must not block.
   using completion = std::function<void(post_outcome)>;
 
-  webhook_sender(webhook_endpoint endpoint, std::chrono::milliseconds timeout,
-                 std::vector<std::pair<std::string, std::string>> headers = {});
+  // Fails (errc::tls) when the TLS material of an https:// endpoint cannot be loaded.
+  static result<std::unique_ptr<webhook_sender>>
+  create(webhook_endpoint endpoint, std::chrono::milliseconds timeout,
+         std::vector<std::pair<std::string, std::string>> headers = {},
+         tls_client_settings tls = {});
   // Cancels what is in flight (its completion is not called) and joins the I/O thread.
   ~webhook_sender();
   webhook_sender(const webhook_sender&) = delete;
@@ -52,6 +58,7 @@ public:
 
 private:
   struct impl;
+  explicit webhook_sender(std::unique_ptr<impl> state);
   std::unique_ptr<impl> impl_;
 };
 

@@ -3,6 +3,7 @@
 
 #include "protocol/http/api_client.hpp"
 
+#include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
 #include "protocol/retry_after.hpp"
 
@@ -18,8 +19,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-
-#include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <atomic>
@@ -148,12 +147,6 @@ int bounded_retry_after(int seconds) {
   return static_cast<int>(std::clamp<std::int64_t>(seconds, 0, max_retry_after.count()));
 }
 
-bool is_ip_literal(const std::string& host) {
-  error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
 // The bearer token, from a literal or a file that rotates. Used on the I/O thread only.
 class token_source {
 public:
@@ -206,11 +199,6 @@ private:
   bool loaded_ = false;
 };
 
-bool is_tls_error(const error_code& ec) {
-  return ec.category() == asio::error::get_ssl_category() ||
-         ec.category() == ssl::error::get_stream_category();
-}
-
 // One TCP connection, plain or TLS. Exposes just the operations requests need.
 class connection {
 public:
@@ -225,15 +213,7 @@ public:
 
   // Human-readable TLS failure, with the certificate verification result when there is one.
   std::string describe_tls_failure(const error_code& ec) {
-    std::string message = "TLS: " + ec.message();
-    if (tls_) {
-      const long verify = SSL_get_verify_result(tls_->native_handle());
-      if (verify != X509_V_OK)
-        message +=
-            " (certificate verification: " + std::string(X509_verify_cert_error_string(verify)) +
-            ")";
-    }
-    return message;
+    return kinformer::describe_tls_failure(tls_ ? tls_->native_handle() : nullptr, ec);
   }
 
   awaitable<error_code> connect(const tcp::resolver::results_type& endpoints,
@@ -246,18 +226,7 @@ public:
     tcp().socket().set_option(tcp::no_delay(true), ec);
     if (!tls_)
       co_return error_code{};
-    SSL* ssl = tls_->native_handle();
-    const bool ip = is_ip_literal(verify_name);
-    // SNI carries host names only (RFC 6066); verification checks a DNS name or an IP SAN.
-    if (!ip)
-      SSL_set_tlsext_host_name(ssl, verify_name.c_str());
-    if (verify) {
-      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-      if (ip)
-        X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str());
-      else
-        X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
-    }
+    prepare_tls_connection(tls_->native_handle(), verify_name, verify);
     tcp().expires_at(deadline);
     auto [hs_ec] = co_await tls_->async_handshake(ssl::stream_base::client, nothrow);
     co_return hs_ec;
@@ -539,42 +508,15 @@ struct api_client::impl {
 
 status_result api_client::impl::configure_tls() {
   tls_context.emplace(ssl::context::tls_client);
-  auto& ctx = *tls_context;
-  error_code ec;
-  const auto fail = [&](const std::string& what) {
-    return make_error(errc::tls, what + ": " + ec.message());
-  };
-  ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                  ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-  if (config.insecure_skip_tls_verify) {
-    ctx.set_verify_mode(ssl::verify_none);
-  } else {
-    ctx.set_verify_mode(ssl::verify_peer);
-    if (!config.ca_data.empty()) {
-      if (ctx.add_certificate_authority(asio::buffer(config.ca_data), ec); ec)
-        return fail("CA data");
-    } else if (!config.ca_file.empty()) {
-      if (ctx.load_verify_file(config.ca_file, ec); ec)
-        return fail("CA file \"" + config.ca_file + "\"");
-    } else if (ctx.set_default_verify_paths(ec); ec) {
-      return fail("system CA store");
-    }
-  }
-  if (!config.client_cert_data.empty()) {
-    if (ctx.use_certificate_chain(asio::buffer(config.client_cert_data), ec); ec)
-      return fail("client certificate data");
-  } else if (!config.client_cert_file.empty()) {
-    if (ctx.use_certificate_chain_file(config.client_cert_file, ec); ec)
-      return fail("client certificate \"" + config.client_cert_file + "\"");
-  }
-  if (!config.client_key_data.empty()) {
-    if (ctx.use_private_key(asio::buffer(config.client_key_data), ssl::context::pem, ec); ec)
-      return fail("client key data");
-  } else if (!config.client_key_file.empty()) {
-    if (ctx.use_private_key_file(config.client_key_file, ssl::context::pem, ec); ec)
-      return fail("client key \"" + config.client_key_file + "\"");
-  }
-  return ok_v;
+  tls_client_settings settings;
+  settings.insecure_skip_verify = config.insecure_skip_tls_verify;
+  settings.ca_data = config.ca_data;
+  settings.ca_file = config.ca_file;
+  settings.client_cert_data = config.client_cert_data;
+  settings.client_cert_file = config.client_cert_file;
+  settings.client_key_data = config.client_key_data;
+  settings.client_key_file = config.client_key_file;
+  return configure_tls_client(*tls_context, settings);
 }
 
 std::string api_client::impl::host_header() const {

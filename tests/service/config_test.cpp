@@ -82,6 +82,9 @@ handlers:
       max_backoff: 5s
       queue_bound: 20
       bearer_token_file: /run/hook-token
+      certificate_authority: /run/hook-ca.crt
+      client_certificate: /run/hook.crt
+      client_key: /run/hook.key
       informers: [pods, deploys]
 listen:
   api: "[::1]:0"
@@ -164,6 +167,10 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(hook.max_backoff == 5s);
   CHECK(hook.queue_bound == 20);
   CHECK(hook.bearer_token_file == "/run/hook-token");
+  CHECK(hook.certificate_authority == "/run/hook-ca.crt");
+  CHECK(hook.client_certificate == "/run/hook.crt");
+  CHECK(hook.client_key == "/run/hook.key");
+  CHECK_FALSE(hook.insecure_skip_tls_verify);
   CHECK(hook.informers == std::vector<std::string>{"pods", "deploys"});
 
   CHECK(c.listen.api == "[::1]:0");
@@ -300,6 +307,14 @@ TEST_CASE("file errors name the file, line and field", "[config][errors]") {
       {"handlers: {webhooks: [{batch_size: 1}]}\n", "handlers.webhooks[0].url: missing"},
       {"handlers: {webhooks: [{url: \"ftp://x\"}]}\n",
        "handlers.webhooks[0].url: \"ftp://x\" is not an http:// or https:// URL"},
+      {"handlers: {webhooks: [{url: \"http://x\", insecure_skip_tls_verify: true}]}\n",
+       "handlers.webhooks[0]: TLS options need an https:// url"},
+      {"handlers: {webhooks: [{url: \"https://x\", insecure_skip_tls_verify: true, "
+       "certificate_authority: /ca}]}\n",
+       "handlers.webhooks[0]: certificate_authority and insecure_skip_tls_verify exclude each "
+       "other"},
+      {"handlers: {webhooks: [{url: \"https://x\", client_key: /k}]}\n",
+       "handlers.webhooks[0]: client_certificate and client_key go together"},
       {"handlers: {webhooks: [{url: \"http://x\", batch_size: 0}]}\n",
        "handlers.webhooks[0].batch_size: must be at least 1"},
       {"handlers: {webhooks: [{url: \"http://x\", batch_size: -1}]}\n",

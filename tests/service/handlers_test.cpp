@@ -1,12 +1,14 @@
 // The built-in handlers: the log handler against a real informer on the simulator, the webhook
 // handler against a local HTTP receiver (batching, retries with backoff, the queue bound,
-// backpressure into the informer, draining on shutdown).
+// backpressure into the informer, draining on shutdown, HTTPS with and without client
+// certificates).
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/informer.hpp"
 #include "app/kinformerd/log_handler.hpp"
 #include "app/kinformerd/webhook_handler.hpp"
 #include "app/kinformerd/webhook_sender.hpp"
+#include "app/kubesim/self_signed_cert.hpp"
 #include "app/kubesim/simulator.hpp"
 #include "app/kubesim/storage.hpp"
 #include "protocol/http/api_client.hpp"
@@ -17,12 +19,14 @@
 #include <catch2/catch.hpp>
 
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <set>
 
 using namespace kinformer;
 using namespace std::chrono_literals;
 using kinformer::testing::http_receiver;
+using kinformer::testing::receiver_tls;
 
 namespace {
 
@@ -250,7 +254,14 @@ TEST_CASE("webhook URLs are parsed, and bad ones refused") {
   CHECK(v6->host == "::1");
   CHECK(v6->target == "/");
   CHECK(parse_webhook_url("http://example.com")->port == "80");
-  for (auto bad : {"https://example.com/", "ftp://x", "http://", "http://:80/", "http://h:0/",
+  CHECK_FALSE(e->tls);
+  auto secure = parse_webhook_url("https://example.com/k");
+  REQUIRE(secure.ok());
+  CHECK(secure->tls);
+  CHECK(secure->port == "443");
+  CHECK(secure->target == "/k");
+  CHECK(parse_webhook_url("https://[::1]:8443")->port == "8443");
+  for (auto bad : {"ftp://x", "http://", "https://", "http://:80/", "http://h:0/",
                    "http://h:99999/", "http://h:8x/", "http://[::1/", "http://[::1]x/"}) {
     INFO(bad);
     auto r = parse_webhook_url(bad);
@@ -495,4 +506,158 @@ TEST_CASE("a webhook subscribed to an informer pushes back into the informer's q
   }
   shared_client.reset();
   server.stop();
+}
+
+// ---------------------------------------------------------------- webhook over HTTPS
+
+namespace {
+
+sim::tls_material make_pki(sim::certificate_request request = {}) {
+  auto material = sim::make_self_signed_tls(request);
+  REQUIRE(material.ok());
+  return *material;
+}
+
+// One POST through a sender, waited for.
+post_outcome post_once(const std::string& url, tls_client_settings tls) {
+  auto endpoint = parse_webhook_url(url);
+  REQUIRE(endpoint.ok());
+  auto sender = webhook_sender::create(*endpoint, 5s, {}, std::move(tls));
+  REQUIRE(sender.ok());
+  std::promise<post_outcome> done;
+  auto outcome = done.get_future();
+  (*sender)->post("[]", [&done](post_outcome o) { done.set_value(std::move(o)); });
+  REQUIRE(outcome.wait_for(10s) == std::future_status::ready);
+  return outcome.get();
+}
+
+} // namespace
+
+TEST_CASE("an https webhook verifies the endpoint against the configured CA") {
+  auto pki = make_pki();
+  receiver_tls server{pki.server_cert_pem, pki.server_key_pem, {}};
+  http_receiver receiver({}, &server);
+  REQUIRE(receiver.url().starts_with("https://127.0.0.1:"));
+
+  tls_client_settings trusted;
+  trusted.ca_data = pki.ca_cert_pem;
+  SECTION("by IP address") {
+    auto outcome = post_once(receiver.url(), trusted);
+    CHECK(outcome.error.empty());
+    CHECK(outcome.status == 200);
+  }
+  SECTION("by host name (SNI and the DNS name in the certificate)") {
+    auto url = receiver.url();
+    url.replace(url.find("127.0.0.1"), 9, "localhost");
+    auto outcome = post_once(url, trusted);
+    CHECK(outcome.error.empty());
+    CHECK(outcome.status == 200);
+  }
+  auto requests = receiver.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "POST");
+  CHECK(requests[0].body == "[]");
+  CHECK(receiver.failed_handshakes() == 0);
+}
+
+TEST_CASE("an https webhook refuses an endpoint it cannot verify, and sends it nothing") {
+  SECTION("a CA it does not trust (the system store has never heard of it)") {
+    auto pki = make_pki();
+    receiver_tls server{pki.server_cert_pem, pki.server_key_pem, {}};
+    http_receiver receiver({}, &server);
+    auto outcome = post_once(receiver.url(), {});
+    CHECK(outcome.status == 0);
+    CHECK_THAT(outcome.error, Catch::Contains("handshake") && Catch::Contains("certificate"));
+    CHECK(outcome.retryable());
+    CHECK(receiver.wait_for_failed_handshakes(1));
+    CHECK(receiver.requests().empty());
+  }
+  SECTION("a certificate for another name") {
+    sim::certificate_request other;
+    other.dns_names = {"other.example"};
+    other.ip_addresses = {};
+    auto pki = make_pki(other);
+    receiver_tls server{pki.server_cert_pem, pki.server_key_pem, {}};
+    http_receiver receiver({}, &server);
+    tls_client_settings trusted;
+    trusted.ca_data = pki.ca_cert_pem;
+    auto outcome = post_once(receiver.url(), trusted);
+    CHECK(outcome.status == 0);
+    CHECK_THAT(outcome.error, Catch::Contains("certificate"));
+    CHECK(receiver.requests().empty());
+  }
+}
+
+TEST_CASE("insecure_skip_tls_verify posts to any https endpoint") {
+  auto pki = make_pki();
+  receiver_tls server{pki.server_cert_pem, pki.server_key_pem, {}};
+  http_receiver receiver({}, &server);
+  tls_client_settings insecure;
+  insecure.insecure_skip_verify = true;
+  auto outcome = post_once(receiver.url(), insecure);
+  CHECK(outcome.status == 200);
+  CHECK(receiver.requests().size() == 1);
+}
+
+TEST_CASE("an https webhook presents its client certificate when the endpoint asks") {
+  sim::certificate_request both_ends;
+  both_ends.client_auth = true;
+  auto pki = make_pki(both_ends);
+  receiver_tls server{pki.server_cert_pem, pki.server_key_pem, pki.ca_cert_pem};
+  http_receiver receiver({}, &server);
+  tls_client_settings settings;
+  settings.ca_data = pki.ca_cert_pem;
+  SECTION("with one") {
+    settings.client_cert_data = pki.server_cert_pem;
+    settings.client_key_data = pki.server_key_pem;
+    auto outcome = post_once(receiver.url(), settings);
+    CHECK(outcome.status == 200);
+    auto requests = receiver.requests();
+    REQUIRE(requests.size() == 1);
+    CHECK_FALSE(requests[0].client_subject.empty());
+  }
+  SECTION("without one, the endpoint refuses the connection") {
+    auto outcome = post_once(receiver.url(), settings);
+    CHECK(outcome.status == 0);
+    CHECK_FALSE(outcome.error.empty());
+    CHECK(receiver.requests().empty());
+  }
+}
+
+TEST_CASE("unreadable TLS material fails the webhook at spawn, naming the file") {
+  actor_system_fixture f;
+  webhook_options o;
+  o.url = "https://127.0.0.1:1/hook";
+  o.tls.ca_file = "/nonexistent/ca.crt";
+  auto hook = spawn_webhook_handler(*f.system, o);
+  REQUIRE_FALSE(hook.ok());
+  CHECK(hook.err().code == errc::tls);
+  CHECK_THAT(hook.err().message, Catch::Contains("/nonexistent/ca.crt"));
+  o.tls = {};
+  o.tls.client_cert_file = "/nonexistent/client.crt";
+  auto bad_cert = spawn_webhook_handler(*f.system, o);
+  REQUIRE_FALSE(bad_cert.ok());
+  CHECK_THAT(bad_cert.err().message, Catch::Contains("/nonexistent/client.crt"));
+}
+
+TEST_CASE("the webhook handler delivers batches to an https endpoint") {
+  auto pki = make_pki();
+  receiver_tls server{pki.server_cert_pem, pki.server_key_pem, {}};
+  http_receiver receiver({}, &server);
+  actor_system_fixture f;
+  auto options = quick_webhook(receiver);
+  options.tls.ca_data = pki.ca_cert_pem;
+  auto hook = spawn_webhook_handler(*f.system, options);
+  REQUIRE(hook.ok());
+  fake_informer informer(*f.system);
+  delta_batch batch;
+  for (int i = 0; i < 7; ++i)
+    batch.push_back(make_delta(delta_type::added, config_map("cm-" + std::to_string(i), 10 + i)));
+  informer.deliver(hook->actor, batch);
+  REQUIRE(informer.wait_acked(7));
+  std::size_t entries = 0;
+  for (auto& r : receiver.requests())
+    entries += parse_batch(r.body).size();
+  CHECK(entries == 7);
+  CHECK(hook->counters->snapshot().sent == 7);
 }

@@ -5,6 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <csignal>
 #include <stdexcept>
 #include <string_view>
 
@@ -33,9 +40,72 @@ std::string header_value(std::string_view head, std::string_view name) {
   return {};
 }
 
+// Loads PEM text into the context: the certificate, its key, and the CA for client certificates.
+SSL_CTX* make_server_context(const receiver_tls& tls) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  auto read_pem = [](const std::string& pem, auto reader) {
+    BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+    auto* value = reader(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    return value;
+  };
+  X509* cert = read_pem(tls.cert_pem, PEM_read_bio_X509);
+  EVP_PKEY* key = read_pem(tls.key_pem, PEM_read_bio_PrivateKey);
+  bool ok = ctx && cert && key && SSL_CTX_use_certificate(ctx, cert) == 1 &&
+            SSL_CTX_use_PrivateKey(ctx, key) == 1;
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  if (ok && !tls.client_ca_pem.empty()) {
+    X509* ca = read_pem(tls.client_ca_pem, PEM_read_bio_X509);
+    ok = ca && X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca) == 1;
+    X509_free(ca);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  if (!ok) {
+    SSL_CTX_free(ctx);
+    throw std::runtime_error("http_receiver: bad TLS material");
+  }
+  return ctx;
+}
+
+// One accepted connection, plain or TLS, read and written the same way.
+struct connection {
+  int fd;
+  SSL* ssl = nullptr;
+
+  long recv(char* buffer, std::size_t size) {
+    if (ssl)
+      return SSL_read(ssl, buffer, static_cast<int>(size));
+    return ::recv(fd, buffer, size, 0);
+  }
+  void send(const std::string& data) {
+    if (ssl)
+      SSL_write(ssl, data.data(), static_cast<int>(data.size()));
+    else
+      ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+  }
+  std::string client_subject() const {
+    if (!ssl)
+      return {};
+    X509* peer = SSL_get1_peer_certificate(ssl);
+    if (!peer)
+      return {};
+    char line[256];
+    X509_NAME_oneline(X509_get_subject_name(peer), line, sizeof line);
+    X509_free(peer);
+    return line;
+  }
+};
+
 } // namespace
 
-http_receiver::http_receiver(std::vector<int> script) : script_(script.begin(), script.end()) {
+http_receiver::http_receiver(std::vector<int> script, const receiver_tls* tls)
+    : script_(script.begin(), script.end()) {
+  if (tls) {
+    tls_ = make_server_context(*tls);
+    // OpenSSL writes with write(2): a client gone early must not kill the test with SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+  }
   listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (listener_ < 0)
     throw std::runtime_error("socket");
@@ -62,10 +132,11 @@ http_receiver::~http_receiver() {
   ::shutdown(listener_, SHUT_RDWR); // wakes accept()
   thread_.join();
   ::close(listener_);
+  SSL_CTX_free(tls_);
 }
 
 std::string http_receiver::url(const std::string& path) const {
-  return "http://127.0.0.1:" + std::to_string(port_) + path;
+  return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) + path;
 }
 
 void http_receiver::hold() {
@@ -92,11 +163,28 @@ void http_receiver::serve() {
 }
 
 void http_receiver::handle(int fd) {
+  connection conn{fd};
+  if (tls_) {
+    conn.ssl = SSL_new(tls_);
+    SSL_set_fd(conn.ssl, fd);
+    if (SSL_accept(conn.ssl) != 1) {
+      ERR_clear_error();
+      SSL_free(conn.ssl);
+      std::lock_guard lock(mutex_);
+      ++failed_handshakes_;
+      changed_.notify_all();
+      return;
+    }
+  }
+  struct free_ssl {
+    SSL* ssl;
+    ~free_ssl() { SSL_free(ssl); }
+  } cleanup{conn.ssl};
   std::string data;
   char buffer[4096];
   std::size_t head_end;
   while ((head_end = data.find("\r\n\r\n")) == std::string::npos) {
-    auto n = ::recv(fd, buffer, sizeof buffer, 0);
+    auto n = conn.recv(buffer, sizeof buffer);
     if (n <= 0)
       return;
     data.append(buffer, static_cast<std::size_t>(n));
@@ -107,7 +195,7 @@ void http_receiver::handle(int fd) {
     length = std::stoul(value);
   std::string body = data.substr(head_end + 4);
   while (body.size() < length) {
-    auto n = ::recv(fd, buffer, sizeof buffer, 0);
+    auto n = conn.recv(buffer, sizeof buffer);
     if (n <= 0)
       return;
     body.append(buffer, static_cast<std::size_t>(n));
@@ -118,6 +206,7 @@ void http_receiver::handle(int fd) {
   r.target = head.substr(first_space + 1, head.find(' ', first_space + 1) - first_space - 1);
   r.content_type = header_value(head, "Content-Type");
   r.body = std::move(body);
+  r.client_subject = conn.client_subject();
   r.at = std::chrono::steady_clock::now();
   int status = 200;
   {
@@ -135,7 +224,7 @@ void http_receiver::handle(int fd) {
   }
   std::string response = "HTTP/1.1 " + std::to_string(status) +
                          " Scripted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-  ::send(fd, response.data(), response.size(), MSG_NOSIGNAL);
+  conn.send(response);
 }
 
 } // namespace kinformer::testing
