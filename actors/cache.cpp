@@ -3,6 +3,7 @@
 #include "actors/cache_plan.hpp"
 #include "actors/error_bridge.hpp"
 #include "actors/informer.hpp"
+#include "actors/restart_backoff.hpp"
 #include "actors/subscription_relay.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/rest_mapper.hpp"
@@ -10,6 +11,7 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -20,6 +22,8 @@ namespace {
 
 // Cache -> its discovery helper.
 using resolve_atom = caf::atom_constant<caf::atom("resolve")>;
+// Cache -> itself: the restart backoff of a failed informer has elapsed.
+using restart_atom = caf::atom_constant<caf::atom("restart")>;
 
 // What the discovery helper answers: the kind's mapping and the by_object entry that applies.
 struct resolved_kind {
@@ -66,13 +70,37 @@ caf::behavior discovery_helper(caf::event_based_actor*, std::shared_ptr<api_clie
 
 // ---- the supervisor's state ----------------------------------------------------------------
 
+// One informer the cache runs, across its restarts.
+struct informer_slot {
+  informer_actor informer; // while restart_pending: the one that failed
+  // Tells this informer apart from the slot's earlier and later ones in late messages.
+  std::uint64_t generation = 0;
+  std::chrono::steady_clock::time_point started;
+  bool synced = false;          // the informer said so (the cache asked at its start)
+  bool restart_pending = false; // failed; the replacement waits for the backoff
+  std::uint64_t restarts = 0;
+  restart_backoff backoff;
+};
+
 // Everything the cache runs for one kind (a resource and a projection).
 struct kind_entry {
+  std::uint64_t id = 0; // tells a kind apart from one removed and started again
   kind_plan plan;
-  std::vector<informer_actor> informers; // slot i runs plan.informers[i]
-  std::vector<std::uint64_t> restarts;   // per slot
+  std::vector<informer_slot> slots; // slot i runs plan.informers[i]
   std::vector<std::string> indexed_fields;
   std::vector<subscription_id> subscriptions;
+
+  std::string key() const;
+  bool all_running() const {
+    return std::none_of(slots.begin(), slots.end(),
+                        [](const informer_slot& s) { return s.restart_pending; });
+  }
+  std::vector<informer_actor> informers() const {
+    std::vector<informer_actor> out;
+    for (const auto& slot : slots)
+      out.push_back(slot.informer);
+    return out;
+  }
 };
 
 struct relay_entry {
@@ -82,6 +110,9 @@ struct relay_entry {
 
 using resolve_callback = std::function<void(result<resolved_kind>)>;
 using kind_callback = std::function<void(result<kind_entry*>)>;
+// A request waiting for informers to start, sync or be replaced: it runs again after each such
+// change and returns true once it has been answered.
+using waiter = std::function<bool()>;
 
 struct cache_state {
   // Not an aggregate: CAF would otherwise try to construct the state from the actor pointer.
@@ -94,8 +125,8 @@ struct cache_state {
     for (auto& [id, entry] : relays)
       caf::anon_send_exit(entry.relay, caf::exit_reason::user_shutdown);
     for (auto& [key, entry] : kinds)
-      for (auto& informer : entry.informers)
-        caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
+      for (auto& slot : entry.slots)
+        caf::anon_send_exit(slot.informer, caf::exit_reason::user_shutdown);
     if (helper)
       caf::anon_send_exit(helper, caf::exit_reason::user_shutdown);
   }
@@ -112,15 +143,50 @@ struct cache_state {
   std::map<std::string, kind_entry> kinds; // by kind_key()
   std::map<subscription_id, relay_entry> relays;
   subscription_id next_subscription = 1;
+  std::uint64_t next_generation = 1; // kind ids and informer generations
   std::uint64_t restarts = 0;
-  // wait_sync requests that met a failed informer: checked again after the next restart.
-  std::vector<caf::typed_response_promise<bool>> sync_retries;
+  std::vector<waiter> waiters;
 };
 
-using cache_pointer = cache_actor::stateful_pointer<cache_state>;
+// The cache's public interface plus its own restart timer: (key, slot, generation of the
+// informer that failed).
+using cache_impl_actor =
+    cache_actor::extend<caf::reacts_to<restart_atom, std::string, std::size_t, std::uint64_t>>;
+using cache_pointer = cache_impl_actor::stateful_pointer<cache_state>;
 
 std::string kind_key(const rest_mapping& mapping, bool metadata_only) {
   return mapping.resource.to_string() + (metadata_only ? "#metadata" : "");
+}
+
+std::string kind_entry::key() const {
+  return kind_key(plan.mapping, plan.metadata_only);
+}
+
+// The kind `key` if it is still the one with `id`.
+kind_entry* find_kind(cache_state& st, const std::string& key, std::uint64_t id) {
+  auto it = st.kinds.find(key);
+  return it != st.kinds.end() && it->second.id == id ? &it->second : nullptr;
+}
+
+// Runs `attempt` now, and again after every informer change until it returns true.
+void when(cache_pointer self, waiter attempt) {
+  if (!attempt())
+    self->state.waiters.push_back(std::move(attempt));
+}
+
+// An informer started, synced or was replaced: give every waiting request another try.
+void wake(cache_pointer self) {
+  auto pending = std::move(self->state.waiters);
+  self->state.waiters.clear();
+  for (auto& attempt : pending)
+    if (!attempt())
+      self->state.waiters.push_back(std::move(attempt));
+}
+
+// A request to an informer that terminated before it was processed.
+bool informer_gone(const caf::error& err) {
+  return err.category() == caf::atom("system") &&
+         err.code() == static_cast<std::uint8_t>(caf::sec::request_receiver_down);
 }
 
 // ---- fan-out -------------------------------------------------------------------------------
@@ -128,6 +194,7 @@ std::string kind_key(const rest_mapping& mapping, bool metadata_only) {
 template <class T>
 struct gathered {
   std::vector<std::optional<T>> replies; // one per target; empty where the target failed
+  std::vector<caf::error> errors;        // one per target; set where the target failed
   caf::error first_error;
 };
 
@@ -143,6 +210,7 @@ void ask_all(cache_pointer self, const std::vector<informer_actor>& targets,
   };
   auto state = std::make_shared<progress>();
   state->result.replies.resize(targets.size());
+  state->result.errors.resize(targets.size());
   state->pending = targets.size();
   state->done = std::move(done);
   if (targets.empty()) {
@@ -157,7 +225,8 @@ void ask_all(cache_pointer self, const std::vector<informer_actor>& targets,
               if (--state->pending == 0)
                 state->done(state->result);
             },
-            [state](caf::error& err) {
+            [state, i](caf::error& err) {
+              state->result.errors[i] = err;
               if (!state->result.first_error)
                 state->result.first_error = err;
               if (--state->pending == 0)
@@ -192,17 +261,67 @@ void resolve(cache_pointer self, const kind_request& request, resolve_callback t
             [finish](caf::error& err) { finish(from_caf_error(err)); });
 }
 
+void add_field_index(cache_pointer self, const informer_actor& informer, const std::string& field,
+                     std::function<void(gathered<bool>&)> done) {
+  ask_all<bool>(self, {informer}, std::move(done), atoms::add_index_atom::value,
+                field_index_name(field), make_field_index_func(field_path_extractor(field)));
+}
+
+// How long the cache waits for an informer's synced before asking again. Bounded, because a
+// promise of an informer that terminates is never answered (CAF 0.17): an unbounded request
+// would stay in the cache for good.
+constexpr std::chrono::seconds sync_probe_timeout{30};
+
+// Learns when the slot's current informer has synced, so reads and wait_sync can wait for it.
+void probe_sync(cache_pointer self, const std::string& key, std::uint64_t kind_id,
+                std::size_t index, std::uint64_t generation) {
+  auto* entry = find_kind(self->state, key, kind_id);
+  if (!entry || entry->slots[index].generation != generation)
+    return;
+  self->request(entry->slots[index].informer, sync_probe_timeout, atoms::wait_sync_atom::value)
+      .then(
+          [self, key, kind_id, index, generation](bool) {
+            auto* entry = find_kind(self->state, key, kind_id);
+            if (!entry || entry->slots[index].generation != generation)
+              return;
+            entry->slots[index].synced = true;
+            wake(self);
+          },
+          [self, key, kind_id, index, generation](caf::error& err) {
+            if (err.category() == caf::atom("system") &&
+                err.code() == static_cast<std::uint8_t>(caf::sec::request_timeout))
+              probe_sync(self, key, kind_id, index, generation);
+            // Any other failure: the informer is gone and the down handler replaces it.
+          });
+}
+
+// Starts the informer of slot `index` (first start or replacement) with the kind's indexes.
+void start_slot(cache_pointer self, kind_entry& entry, std::size_t index) {
+  auto& st = self->state;
+  auto& slot = entry.slots[index];
+  slot.informer = spawn_informer(self->system(), st.client, entry.plan.informers[index].config);
+  self->monitor(slot.informer);
+  slot.generation = st.next_generation++;
+  slot.started = std::chrono::steady_clock::now();
+  slot.synced = false;
+  slot.restart_pending = false;
+  // Requests from one sender arrive in order: the indexes exist before any read sent later.
+  for (const auto& field : entry.indexed_fields)
+    add_field_index(self, slot.informer, field, [](gathered<bool>&) {});
+  probe_sync(self, entry.key(), entry.id, index, slot.generation);
+}
+
 kind_entry& start_kind(cache_pointer self, const resolved_kind& kind, bool metadata_only) {
   auto& st = self->state;
   const by_object_options* by_object =
       kind.by_object ? &st.options.by_object[*kind.by_object] : nullptr;
   auto& entry = st.kinds[kind_key(kind.mapping, metadata_only)];
+  entry.id = st.next_generation++;
   entry.plan = plan_kind(st.options, kind.mapping, metadata_only, by_object);
-  for (const auto& planned : entry.plan.informers) {
-    auto informer = spawn_informer(self->system(), st.client, planned.config);
-    self->monitor(informer);
-    entry.informers.push_back(std::move(informer));
-    entry.restarts.push_back(0);
+  entry.slots.assign(entry.plan.informers.size(), informer_slot{});
+  for (std::size_t i = 0; i < entry.slots.size(); ++i) {
+    entry.slots[i].backoff = restart_backoff(st.options.restart);
+    start_slot(self, entry, i);
   }
   return entry;
 }
@@ -223,7 +342,7 @@ void with_kind(cache_pointer self, const kind_request& request, bool start, kind
               return;
             }
             if (!start) {
-              then(make_error(errc::invalid_argument,
+              then(make_error(errc::not_cached,
                               kind_request{kind->mapping.kind, {}, metadata_only}.describe() +
                                   " is not cached: reader_fail_on_missing_informer is set and "
                                   "nothing started its informers (get_informer does)"));
@@ -241,75 +360,61 @@ void stop_kind(cache_pointer self, std::map<std::string, kind_entry>::iterator i
       st.relays.erase(relay);
     }
   }
-  for (auto& informer : it->second.informers) {
-    self->demonitor(informer.address());
-    self->send_exit(informer, caf::exit_reason::user_shutdown);
+  for (auto& slot : it->second.slots) {
+    self->demonitor(slot.informer.address());
+    self->send_exit(slot.informer, caf::exit_reason::user_shutdown);
   }
   st.kinds.erase(it);
+  wake(self); // requests waiting for the kind learn that it is gone
 }
 
 // ---- supervision ---------------------------------------------------------------------------
 
-bool is_current(const cache_state& st, const caf::actor_addr& addr) {
-  for (const auto& [key, entry] : st.kinds)
-    for (const auto& informer : entry.informers)
-      if (informer.address() == addr)
-        return true;
-  return false;
+// The slot's informer failed: restart it after the slot's backoff. Called from the down
+// handler and from requests that found the informer gone, whichever comes first.
+void slot_failed(cache_pointer self, kind_entry& entry, std::size_t index) {
+  auto& slot = entry.slots[index];
+  if (slot.restart_pending)
+    return;
+  slot.restart_pending = true;
+  slot.synced = false;
+  auto uptime = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - slot.started);
+  auto delay = slot.backoff.on_failure(uptime);
+  if (delay.count() == 0)
+    self->send(self, restart_atom::value, entry.key(), index, slot.generation);
+  else
+    self->delayed_send(self, delay, restart_atom::value, entry.key(), index, slot.generation);
 }
 
-std::vector<informer_actor> every_informer(const cache_state& st) {
-  std::vector<informer_actor> out;
-  for (const auto& [key, entry] : st.kinds)
-    out.insert(out.end(), entry.informers.begin(), entry.informers.end());
-  return out;
+// `informer` failed, if it is still the running informer of one of the cache's slots.
+void informer_failed(cache_pointer self, const caf::actor_addr& informer) {
+  for (auto& [key, entry] : self->state.kinds)
+    for (std::size_t i = 0; i < entry.slots.size(); ++i)
+      if (entry.slots[i].informer.address() == informer) {
+        slot_failed(self, entry, i);
+        return;
+      }
 }
 
-void check_sync(cache_pointer self, caf::typed_response_promise<bool> promise) {
-  auto targets = every_informer(self->state);
-  ask_all<bool>(
-      self, targets,
-      [self, promise, targets](gathered<bool>& answers) mutable {
-        if (!answers.first_error) {
-          promise.deliver(true);
-          return;
-        }
-        // An informer failed under us. Ask its replacement: now, when the restart already
-        // happened, else after it.
-        bool all_current = std::all_of(targets.begin(), targets.end(), [&](const auto& t) {
-          return is_current(self->state, t.address());
-        });
-        if (all_current)
-          self->state.sync_retries.push_back(std::move(promise));
-        else
-          check_sync(self, std::move(promise));
-      },
-      atoms::wait_sync_atom::value);
-}
-
-void add_field_index(cache_pointer self, const informer_actor& informer, const std::string& field,
-                     std::function<void(gathered<bool>&)> done) {
-  ask_all<bool>(self, {informer}, std::move(done), atoms::add_index_atom::value,
-                field_index_name(field), make_field_index_func(field_path_extractor(field)));
-}
-
-void restart(cache_pointer self, kind_entry& entry, std::size_t slot) {
+void restart(cache_pointer self, const std::string& key, std::size_t index,
+             std::uint64_t generation) {
   auto& st = self->state;
-  auto replacement = spawn_informer(self->system(), st.client, entry.plan.informers[slot].config);
-  self->monitor(replacement);
-  entry.informers[slot] = replacement;
-  ++entry.restarts[slot];
+  auto it = st.kinds.find(key);
+  // The kind was removed, or started again, since the failure.
+  if (it == st.kinds.end() || index >= it->second.slots.size())
+    return;
+  auto& entry = it->second;
+  auto& slot = entry.slots[index];
+  if (!slot.restart_pending || slot.generation != generation)
+    return;
+  start_slot(self, entry, index);
+  ++slot.restarts;
   ++st.restarts;
-  // Requests from one sender arrive in order: the indexes exist before any read sent later.
-  for (const auto& field : entry.indexed_fields)
-    add_field_index(self, replacement, field, [](gathered<bool>&) {});
   for (auto id : entry.subscriptions)
     if (auto relay = st.relays.find(id); relay != st.relays.end())
-      self->send(relay->second.relay, atoms::rebind_atom::value, slot, replacement);
-  auto retries = std::move(st.sync_retries);
-  st.sync_retries.clear();
-  for (auto& promise : retries)
-    check_sync(self, std::move(promise));
+      self->send(relay->second.relay, atoms::rebind_atom::value, index, slot.informer);
+  wake(self);
 }
 
 void on_down(cache_pointer self, const caf::down_msg& down) {
@@ -323,84 +428,133 @@ void on_down(cache_pointer self, const caf::down_msg& down) {
     st.relays.erase(it);
     return;
   }
-  for (auto& [key, entry] : st.kinds)
-    for (std::size_t slot = 0; slot < entry.informers.size(); ++slot)
-      if (entry.informers[slot].address() == down.source) {
-        restart(self, entry, slot);
-        return;
-      }
+  informer_failed(self, down.source);
 }
 
 // ---- reads ---------------------------------------------------------------------------------
 
-// Runs `read` once every informer in `targets` has synced, as controller-runtime's reads wait
-// for the informer they start: a read never answers from a store that is still filling. An
-// informer that fails meanwhile fails the read.
-void when_synced(cache_pointer self, const std::vector<informer_actor>& targets,
-                 std::function<void(caf::error)> read) {
-  ask_all<bool>(
-      self, targets,
-      [read = std::move(read)](gathered<bool>& answers) { read(std::move(answers.first_error)); },
-      atoms::wait_sync_atom::value);
+using ready_callback = std::function<void(result<std::vector<informer_actor>>)>;
+
+error removed_meanwhile(const std::string& kind) {
+  return make_error(errc::not_cached,
+                    "the informers of " + kind + " were removed while a read waited for them");
 }
 
-void get_object(cache_pointer self, kind_entry& entry, const cache_get_request& request,
+// Calls `read` with the informers of `slots` of the kind (`key`, `id`) once all of them run and
+// have synced, as controller-runtime's reads wait for the informer they start: a read never
+// answers from a store that is still filling, nor from a failed informer (it waits for the
+// replacement). Fails when the kind is removed meanwhile.
+void when_ready(cache_pointer self, std::string key, std::uint64_t id,
+                std::vector<std::size_t> slots, ready_callback read) {
+  when(
+      self,
+      [self, key = std::move(key), id, slots = std::move(slots), read = std::move(read)]() -> bool {
+        auto* entry = find_kind(self->state, key, id);
+        if (!entry) {
+          read(removed_meanwhile(key));
+          return true;
+        }
+        std::vector<informer_actor> targets;
+        for (auto index : slots) {
+          const auto& slot = entry->slots[index];
+          if (slot.restart_pending || !slot.synced)
+            return false;
+          targets.push_back(slot.informer);
+        }
+        read(std::move(targets));
+        return true;
+      });
+}
+
+// Marks the targets that terminated under a request as failed; true if there were any. The
+// read is then repeated: it waits for the replacements.
+bool note_gone(cache_pointer self, const std::vector<informer_actor>& targets,
+               const std::vector<caf::error>& errors) {
+  bool any = false;
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (errors[i] && informer_gone(errors[i])) {
+      informer_failed(self, targets[i].address());
+      any = true;
+    }
+  return any;
+}
+
+struct get_read {
+  std::string kind; // kind_entry::key()
+  std::uint64_t kind_id;
+  std::size_t slot;
+  std::string key; // the object's
+  std::string what;
+};
+
+void get_object(cache_pointer self, get_read read,
                 caf::typed_response_promise<object_ptr> promise) {
-  auto slot = route_get(entry.plan, request.namespace_);
-  if (!slot) {
-    promise.deliver(to_caf_error(slot.err()));
-    return;
-  }
-  auto key = entry.plan.cluster_scoped() ? request.name
-                                         : make_object_key(request.namespace_, request.name);
-  auto what = entry.plan.describe() + " \"" + key + "\"";
-  auto informer = entry.informers[*slot];
-  when_synced(self, {informer}, [self, informer, key, what, promise](caf::error err) mutable {
-    if (err) {
-      promise.deliver(std::move(err));
-      return;
-    }
-    self->request(informer, caf::infinite, atoms::get_atom::value, key)
-        .then(
-            [promise, what](object_ptr& obj) mutable {
-              if (obj)
-                promise.deliver(std::move(obj));
-              else
-                promise.deliver(to_caf_error(make_error(errc::not_found, what + " not found")));
-            },
-            [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
-  });
+  auto kind = read.kind;
+  auto id = read.kind_id;
+  std::vector<std::size_t> slots{read.slot};
+  when_ready(
+      self, std::move(kind), id, std::move(slots),
+      [self, read = std::move(read), promise](result<std::vector<informer_actor>> ready) mutable {
+        if (!ready) {
+          promise.deliver(to_caf_error(ready.err()));
+          return;
+        }
+        auto informer = ready->front();
+        self->request(informer, caf::infinite, atoms::get_atom::value, read.key)
+            .then(
+                [promise, what = read.what](object_ptr& obj) mutable {
+                  if (obj)
+                    promise.deliver(std::move(obj));
+                  else
+                    promise.deliver(to_caf_error(make_error(errc::not_found, what + " not found")));
+                },
+                [self, informer, read, promise](caf::error& err) mutable {
+                  if (note_gone(self, {informer}, {err}))
+                    get_object(self, std::move(read), std::move(promise));
+                  else
+                    promise.deliver(std::move(err));
+                });
+      });
 }
 
-void list_objects(cache_pointer self, kind_entry& entry, const list_options& options,
+struct list_read {
+  std::string kind; // kind_entry::key()
+  std::uint64_t kind_id;
+  std::vector<std::size_t> slots;
+  list_options options;
+};
+
+void list_objects(cache_pointer self, list_read read,
                   caf::typed_response_promise<object_list> promise) {
-  auto slots = route_list(entry.plan, options, entry.indexed_fields);
-  if (!slots) {
-    promise.deliver(to_caf_error(slots.err()));
-    return;
-  }
-  std::vector<informer_actor> targets;
-  for (auto slot : *slots)
-    targets.push_back(entry.informers[slot]);
-  when_synced(self, targets, [self, targets, options, promise](caf::error err) mutable {
-    if (err) {
-      promise.deliver(std::move(err));
-      return;
-    }
-    ask_all<object_list>(
-        self, targets,
-        [promise, limit = options.limit](gathered<object_list>& answers) mutable {
-          if (answers.first_error) {
-            promise.deliver(std::move(answers.first_error));
-            return;
-          }
-          std::vector<object_list> parts;
-          for (auto& reply : answers.replies)
-            parts.push_back(std::move(*reply));
-          promise.deliver(merge_lists(std::move(parts), limit));
-        },
-        atoms::list_atom::value, options);
-  });
+  auto kind = read.kind;
+  auto id = read.kind_id;
+  auto slots = read.slots;
+  when_ready(
+      self, std::move(kind), id, std::move(slots),
+      [self, read = std::move(read), promise](result<std::vector<informer_actor>> ready) mutable {
+        if (!ready) {
+          promise.deliver(to_caf_error(ready.err()));
+          return;
+        }
+        auto targets = std::move(*ready);
+        ask_all<object_list>(
+            self, targets,
+            [self, targets, read, promise](gathered<object_list>& answers) mutable {
+              if (note_gone(self, targets, answers.errors)) {
+                list_objects(self, std::move(read), std::move(promise));
+                return;
+              }
+              if (answers.first_error) {
+                promise.deliver(std::move(answers.first_error));
+                return;
+              }
+              std::vector<object_list> parts;
+              for (auto& reply : answers.replies)
+                parts.push_back(std::move(*reply));
+              promise.deliver(merge_lists(std::move(parts), read.options.limit));
+            },
+            atoms::list_atom::value, read.options);
+      });
 }
 
 // A failed kind lookup, for a promise of any type.
@@ -414,7 +568,7 @@ void fail(caf::typed_response_promise<T>& promise, const error& err) {
 cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> client,
                         cache_options options) {
   auto behavior = [](cache_pointer self, std::shared_ptr<api_client> client,
-                     cache_options options) -> cache_actor::behavior_type {
+                     cache_options options) -> cache_impl_actor::behavior_type {
     auto& st = self->state;
     st.client = client;
     st.options = std::move(options);
@@ -424,13 +578,24 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
     return {
         [self](atoms::get_informer_atom, const kind_request& kind) -> caf::result<informer_set> {
           auto promise = self->make_response_promise<informer_set>();
-          with_kind(self, kind, true, [promise](result<kind_entry*> entry) mutable {
+          with_kind(self, kind, true, [self, promise](result<kind_entry*> entry) mutable {
             if (!entry)
               return fail(promise, entry.err());
-            informer_set out;
-            for (std::size_t i = 0; i < (*entry)->informers.size(); ++i)
-              out.push_back({(*entry)->plan.informers[i].namespace_, (*entry)->informers[i]});
-            promise.deliver(std::move(out));
+            // Handles of running informers only: a failed one's replacement is waited for.
+            when(self, [self, promise, key = (*entry)->key(), id = (*entry)->id]() mutable {
+              auto* entry = find_kind(self->state, key, id);
+              if (!entry) {
+                fail(promise, removed_meanwhile(key));
+                return true;
+              }
+              if (!entry->all_running())
+                return false;
+              informer_set out;
+              for (std::size_t i = 0; i < entry->slots.size(); ++i)
+                out.push_back({entry->plan.informers[i].namespace_, entry->slots[i].informer});
+              promise.deliver(std::move(out));
+              return true;
+            });
           });
           return promise;
         },
@@ -459,7 +624,18 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
                     [self, promise, request](result<kind_entry*> entry) mutable {
                       if (!entry)
                         return fail(promise, entry.err());
-                      get_object(self, **entry, request, std::move(promise));
+                      const auto& plan = (*entry)->plan;
+                      auto slot = route_get(plan, request.namespace_);
+                      if (!slot)
+                        return fail(promise, slot.err());
+                      auto key = plan.cluster_scoped()
+                                     ? request.name
+                                     : make_object_key(request.namespace_, request.name);
+                      auto what = plan.describe() + " \"" + key + "\"";
+                      get_object(
+                          self,
+                          {(*entry)->key(), (*entry)->id, *slot, std::move(key), std::move(what)},
+                          std::move(promise));
                     });
           return promise;
         },
@@ -470,13 +646,25 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
                     [self, promise, options = request.options](result<kind_entry*> entry) mutable {
                       if (!entry)
                         return fail(promise, entry.err());
-                      list_objects(self, **entry, options, std::move(promise));
+                      auto slots = route_list((*entry)->plan, options, (*entry)->indexed_fields);
+                      if (!slots)
+                        return fail(promise, slots.err());
+                      list_objects(self,
+                                   {(*entry)->key(), (*entry)->id, std::move(*slots), options},
+                                   std::move(promise));
                     });
           return promise;
         },
         [self](atoms::wait_sync_atom) -> caf::result<bool> {
           auto promise = self->make_response_promise<bool>();
-          check_sync(self, promise);
+          when(self, [self, promise]() mutable {
+            for (const auto& [key, entry] : self->state.kinds)
+              for (const auto& slot : entry.slots)
+                if (slot.restart_pending || !slot.synced)
+                  return false;
+            promise.deliver(true);
+            return true;
+          });
           return promise;
         },
         [self](atoms::index_field_atom, const kind_request& kind,
@@ -494,13 +682,21 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
                                                                  (*entry)->plan.describe() +
                                                                  " is already indexed"));
             fields.push_back(field);
+            // Informers that failed get the index with their replacement (start_slot).
+            std::vector<informer_actor> running;
+            for (const auto& slot : (*entry)->slots)
+              if (!slot.restart_pending)
+                running.push_back(slot.informer);
             ask_all<bool>(
-                self, (*entry)->informers,
-                [promise](gathered<bool>& answers) mutable {
-                  if (answers.first_error)
-                    promise.deliver(std::move(answers.first_error));
-                  else
-                    promise.deliver(true);
+                self, running,
+                [self, promise, running](gathered<bool>& answers) mutable {
+                  note_gone(self, running, answers.errors);
+                  for (const auto& err : answers.errors)
+                    if (err && !informer_gone(err)) {
+                      promise.deliver(err);
+                      return;
+                    }
+                  promise.deliver(true);
                 },
                 atoms::add_index_atom::value, field_index_name(field),
                 make_field_index_func(field_path_extractor(field)));
@@ -519,11 +715,11 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
                       if (options.resync_period.count() == 0)
                         options.resync_period = (*entry)->plan.sync_period;
                       auto id = st.next_subscription++;
+                      // A failed informer's slot waits for the rebind its restart sends.
                       auto relay = spawn_subscription_relay(self->system(), id, handler,
-                                                            (*entry)->informers, options);
+                                                            (*entry)->informers(), options);
                       self->monitor(relay);
-                      st.relays[id] = {
-                          relay, kind_key((*entry)->plan.mapping, (*entry)->plan.metadata_only)};
+                      st.relays[id] = {relay, (*entry)->key()};
                       (*entry)->subscriptions.push_back(id);
                       promise.deliver(id);
                     });
@@ -540,28 +736,39 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
             std::erase(kind->second.subscriptions, id);
           st.relays.erase(it);
         },
+        [self](restart_atom, const std::string& key, std::size_t slot, std::uint64_t generation) {
+          restart(self, key, slot, generation);
+        },
         [self](atoms::stats_atom) -> caf::result<cache_stats> {
           auto promise = self->make_response_promise<cache_stats>();
           auto& st = self->state;
           cache_stats base;
           base.restarts = st.restarts;
           std::vector<informer_actor> targets;
+          std::vector<std::size_t> asked; // base.informers index of each target
           for (const auto& [key, entry] : st.kinds)
-            for (std::size_t i = 0; i < entry.informers.size(); ++i) {
-              base.informers.push_back({entry.plan.describe(),
-                                        entry.plan.informers[i].namespace_,
-                                        entry.restarts[i],
-                                        {}});
-              targets.push_back(entry.informers[i]);
+            for (std::size_t i = 0; i < entry.slots.size(); ++i) {
+              const auto& slot = entry.slots[i];
+              cache_informer_stats info;
+              info.kind = entry.plan.describe();
+              info.namespace_ = entry.plan.informers[i].namespace_;
+              info.restarts = slot.restarts;
+              info.restart_delay = slot.backoff.last_delay();
+              info.restart_pending = slot.restart_pending;
+              if (!slot.restart_pending) {
+                asked.push_back(base.informers.size());
+                targets.push_back(slot.informer);
+              }
+              base.informers.push_back(std::move(info));
             }
           ask_all<informer_stats>(
               self, targets,
-              [promise, base](gathered<informer_stats>& answers) mutable {
+              [promise, base, asked](gathered<informer_stats>& answers) mutable {
                 // An informer that failed just now reports empty stats until its replacement
                 // answers.
                 for (std::size_t i = 0; i < answers.replies.size(); ++i)
                   if (answers.replies[i])
-                    base.informers[i].stats = std::move(*answers.replies[i]);
+                    base.informers[asked[i]].stats = std::move(*answers.replies[i]);
                 promise.deliver(std::move(base));
               },
               atoms::stats_atom::value);
@@ -569,7 +776,8 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
         },
     };
   };
-  return system.spawn(behavior, std::move(client), std::move(options));
+  return caf::actor_cast<cache_actor>(
+      system.spawn(behavior, std::move(client), std::move(options)));
 }
 
 } // namespace kinformer

@@ -8,19 +8,26 @@
 //   get_informer, index_field, subscribe, or read (unless reader_fail_on_missing_informer).
 // - Reads wait until the informers they read from have synced, as controller-runtime's do, so
 //   a read never answers from a store that is still filling; bound them with a request timeout.
-// - Informers are monitored. One that terminates without being removed is replaced at once by
-//   an informer with the same config and the same field indexes; the restart is counted (per
-//   informer and in total) and every subscription relay of the kind is told to rebind, so
-//   subscriptions made through the cache survive (see actors/subscription_relay.hpp for exactly
-//   what a handler sees). Reads sent to the failed informer while it was down fail; repeat them.
+// - Informers are monitored. One that terminates without being removed is replaced by an
+//   informer with the same config and the same field indexes after a restart backoff
+//   (cache_options::restart, actors/restart_backoff.hpp: 100 ms doubling to 30 s, reset once an
+//   informer stayed up 60 s), so an informer failing on every start does not spin. The restart
+//   is counted (per informer and in total), its delay shows in cache_stats, and every
+//   subscription relay of the kind is told to rebind, so subscriptions made through the cache
+//   survive (see actors/subscription_relay.hpp for exactly what a handler sees).
+// - Reads, wait_sync and get_informer that meet a failed informer (pending restart, or gone
+//   under a request) wait for its replacement and are answered by it; subscribe does not wait
+//   (the relay's slot waits for the rebind). The cache learns "synced" from each informer
+//   itself, because a promise of an informer that terminates is never answered in CAF 0.17.
 // - When the cache terminates, it stops its informers, relays and helper.
 //
 // Where we deliberately differ from controller-runtime:
 // - Reads never deep-copy: objects are immutable and shared (no UnsafeDisableDeepCopy option).
-// - Cache reads fail with errc::invalid_argument errors (actors/error_bridge.hpp) where
-//   controller-runtime returns ad-hoc errors: uncovered namespace, kind not cached with
-//   reader_fail_on_missing_informer (ErrResourceNotCached), non-exact or non-indexed field
-//   selectors. A get miss is errc::not_found (apierrors.NewNotFound).
+// - Cache reads that cannot be served fail with their own codes (actors/error_bridge.hpp) where
+//   controller-runtime returns distinct errors: errc::not_cached (a kind not cached with
+//   reader_fail_on_missing_informer: ErrResourceNotCached), errc::namespace_not_covered (its
+//   unknown-namespace error), errc::no_index ("index does not exist"); non-exact field
+//   selectors are errc::invalid_argument. A get miss is errc::not_found (NewNotFound).
 // - A namespace in a read of a cluster-scoped kind is ignored (controller-runtime would look
 //   up a "namespace/name" key that cannot exist), and by_object namespaces of a cluster-scoped
 //   kind are ignored rather than refused: kinds are resolved lazily, so there is no start-up

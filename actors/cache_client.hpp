@@ -76,7 +76,14 @@ public:
   using milliseconds = std::chrono::milliseconds;
   static constexpr milliseconds use_default{-1}; // the timeout from cache_client_options
 
-  // One object ("" namespace for a cluster-scoped kind); errc::not_found when it is not cached.
+  // Reads fail with a code to branch on: errc::not_cached (the kind has no informers and
+  // reader_fail_on_missing_informer is set: call get_informer), errc::namespace_not_covered
+  // (outside the cache's namespaces for the kind), errc::no_index (a field selector term needs
+  // index_field first), errc::invalid_argument (a selector the cache never serves, such as
+  // `!=` on a field), errc::no_match (an unknown kind), errc::timeout.
+  //
+  // One object ("" namespace for a cluster-scoped kind); errc::not_found when the cache does
+  // not hold it.
   result<object_ptr> get(const kind_request& kind, const std::string& namespace_,
                          const std::string& name, milliseconds timeout = use_default) const;
   result<object_list> list(const kind_request& kind, const list_options& options = {},

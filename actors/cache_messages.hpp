@@ -6,6 +6,7 @@
 // controller-runtime's UnsafeDisableDeepCopy because there is nothing to disable.
 
 #include "actors/messages.hpp"
+#include "actors/restart_backoff.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -68,6 +69,9 @@ struct cache_options {
   watcher_config watch;
   backoff_config retry;
   store_options store;
+  // How long the cache waits before restarting a failed informer (actors/restart_backoff.hpp).
+  // An initial delay of zero restarts at once.
+  restart_backoff_config restart;
   // Logs and metrics hooks given to every informer (see informer_observer).
   std::shared_ptr<const informer_observer> observer;
 };
@@ -77,6 +81,10 @@ struct cache_informer_stats {
   std::string kind;       // kind_request::describe()
   std::string namespace_; // "" = all or cluster-scoped
   std::uint64_t restarts = 0;
+  // The wait before the latest (or the pending) restart; zero before any failure.
+  std::chrono::milliseconds restart_delay{0};
+  // The informer failed and its replacement waits for restart_delay: `stats` is empty.
+  bool restart_pending = false;
   informer_stats stats;
 };
 struct cache_stats {

@@ -43,9 +43,9 @@ error uncovered(const kind_plan& plan, std::string_view ns) {
   std::string covered;
   for (const auto& informer : plan.informers)
     covered += (covered.empty() ? "" : ", ") + informer.namespace_;
-  return make_error(errc::invalid_argument, "namespace \"" + std::string(ns) +
-                                                "\" is not covered by the cache for " +
-                                                plan.describe() + " (covered: " + covered + ")");
+  return make_error(errc::namespace_not_covered,
+                    "namespace \"" + std::string(ns) + "\" is not covered by the cache for " +
+                        plan.describe() + " (covered: " + covered + ")");
 }
 
 } // namespace
@@ -150,9 +150,9 @@ result<std::vector<std::size_t>> route_list(const kind_plan& plan, const list_op
                         "non-exact field matches are not supported by the cache: \"" +
                             options.fields.to_string() + "\"");
     if (std::find(indexed_fields.begin(), indexed_fields.end(), term.field) == indexed_fields.end())
-      return make_error(errc::invalid_argument, "the cache for " + plan.describe() +
-                                                    " has no index for field \"" + term.field +
-                                                    "\": add one with index_field first");
+      return make_error(errc::no_index, "the cache for " + plan.describe() +
+                                            " has no index for field \"" + term.field +
+                                            "\": add one with index_field first");
   }
   if (plan.cluster_scoped() || !options.namespace_.empty()) {
     auto one = route_get(plan, options.namespace_);

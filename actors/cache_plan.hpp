@@ -14,13 +14,15 @@
 //
 // Reads (controller-runtime's CacheReader and multiNamespaceCache):
 // - A namespaced read in namespace N goes to N's informer, else to the all-namespaces
-//   informer, else fails: N is not covered. A list across all namespaces merges every informer.
+//   informer, else fails with errc::namespace_not_covered. A list across all namespaces merges
+//   every informer.
 // - A cluster-scoped kind's reads go to its one informer; a namespace in the read is ignored.
 // - Field selectors: every term must be `=` (controller-runtime: "non-exact field matches are
 //   not supported by the cache") and every field needs an index added with index_field, as
 //   controller-runtime needs one: it makes no exception for metadata.name or
 //   metadata.namespace either (they would otherwise read as "index does not exist").
-// Refusals are errc::invalid_argument errors that say what to change.
+// Refusals say what to change, with a code to branch on: errc::namespace_not_covered,
+// errc::no_index (add the index), errc::invalid_argument (a selector the cache never serves).
 
 #include "actors/cache_messages.hpp"
 #include "protocol/rest_mapper.hpp"

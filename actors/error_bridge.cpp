@@ -5,6 +5,7 @@
 #include <caf/make_message.hpp>
 #include <caf/sec.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace kinformer {
@@ -24,6 +25,9 @@ error from_caf_error(const caf::error& err) {
     const auto& context = err.context();
     std::string message = context.match_elements<std::string>() ? context.get_as<std::string>(0)
                                                                 : caf::to_string(context);
+    // A code this build does not know (a newer remote peer): keep the message, not the code.
+    if (err.code() > static_cast<std::uint8_t>(last_errc))
+      return error{errc::cancelled, std::move(message)};
     return error{static_cast<errc>(err.code()), std::move(message)};
   }
   if (err.category() == caf::atom("system") &&

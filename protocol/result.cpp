@@ -26,6 +26,12 @@ const char* to_string(errc code) noexcept {
     return "no_match";
   case errc::cancelled:
     return "cancelled";
+  case errc::not_cached:
+    return "not_cached";
+  case errc::namespace_not_covered:
+    return "namespace_not_covered";
+  case errc::no_index:
+    return "no_index";
   }
   return "unknown";
 }

@@ -21,7 +21,14 @@ enum class errc {
   not_found, // a file, key or resource that does not exist
   no_match,  // the REST mapper knows no such kind or resource
   cancelled,
+  // Cache reads the cache cannot serve, each fixable in its own way (controller-runtime's
+  // ErrResourceNotCached, its unknown-namespace error, "index does not exist"). Appended last:
+  // the numeric values cross process boundaries (actors/error_bridge.hpp).
+  not_cached,            // the kind has no informer, and the cache may not start one
+  namespace_not_covered, // the namespace is outside the namespaces the cache watches
+  no_index,              // a field selector needs an index nobody added
 };
+inline constexpr errc last_errc = errc::no_index; // keep in step when appending
 
 const char* to_string(errc code) noexcept;
 

@@ -220,6 +220,16 @@ struct service_metrics::impl {
           .Name("kinformer_informer_restarts_total")
           .Help("Times the cache restarted this informer after a failure.")
           .Register(registry);
+  Family<Gauge>& restart_backoff =
+      prometheus::BuildGauge()
+          .Name("kinformer_informer_restart_backoff_seconds")
+          .Help("The cache's wait before its latest (or pending) restart of this informer.")
+          .Register(registry);
+  Family<Gauge>& restart_pending =
+      prometheus::BuildGauge()
+          .Name("kinformer_informer_restart_pending")
+          .Help("1 while the informer has failed and its replacement waits out the backoff.")
+          .Register(registry);
   Family<Gauge>& synced = prometheus::BuildGauge()
                               .Name("kinformer_informer_synced")
                               .Help("1 once the informer's first list is in its store.")
@@ -361,6 +371,10 @@ void service_metrics::update(const cache_stats& stats, std::chrono::steady_clock
     }
     series.restarts = info.restarts;
     series.cache_counts.counter("restarts", impl_->informer_restarts, labels).follow(info.restarts);
+    series.cache_counts.gauge("restart_backoff", impl_->restart_backoff, labels)
+        .Set(std::chrono::duration<double>(info.restart_delay).count());
+    series.cache_counts.gauge("restart_pending", impl_->restart_pending, labels)
+        .Set(info.restart_pending ? 1 : 0);
     impl_->update_informer(series.own, labels, info.stats, now);
 
     std::set<std::string> live_subscriptions;

@@ -103,8 +103,12 @@ status status_of(const error& err, const read_request& req) {
   case errc::not_found:
     return req.name.empty() ? sim::resource_not_found() : sim::not_found(req.info->gvr, req.name);
   case errc::invalid_argument:
+  case errc::no_index: // a field the cache has no index for: the selector is what to change
     return sim::bad_request(err.message);
+  // What the API server answers for a resource it does not serve: 404 NotFound.
   case errc::no_match:
+  case errc::not_cached:
+  case errc::namespace_not_covered:
     return sim::make_failure(404, "NotFound", err.message);
   case errc::timeout:
     return sim::make_failure(504, "Timeout", "the cache did not answer in time: " + err.message);

@@ -136,7 +136,7 @@ TEST_CASE("the facade adds field indexes and removes informers") {
   REQUIRE(cache.wait_for_cache_sync(10s).ok());
   auto refused = cache.list(config_map_kind(), by_value);
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.err().code == errc::invalid_argument);
+  CHECK(refused.err().code == errc::no_index);
 
   REQUIRE(cache.index_field(config_map_kind(), "data.value").ok());
   auto found = cache.list(config_map_kind(), by_value);

@@ -107,6 +107,8 @@ struct fixture {
     o.watch.max_watch_timeout = 600s;
     o.retry.initial = 20ms;
     o.retry.cap = 200ms;
+    o.restart.initial = 5ms;
+    o.restart.cap = 40ms;
     return o;
   }
 
@@ -166,6 +168,25 @@ struct fixture {
     return ask<informer_set>(atoms::get_informer_atom::value, kind);
   }
   result<cache_stats> stats() { return ask<cache_stats>(atoms::stats_atom::value); }
+
+  // Kills the kind's only informer and returns its replacement, once the cache has one.
+  informer_actor kill_informer(const kind_request& kind) {
+    auto set = get_informer(kind);
+    REQUIRE(set.ok());
+    REQUIRE(set->size() == 1);
+    auto victim = (*set)[0].informer;
+    caf::scoped_actor watcher{*system};
+    watcher->monitor(victim);
+    caf::anon_send_exit(victim, caf::exit_reason::kill);
+    watcher->receive([](const caf::down_msg&) {});
+    // The victim is gone: a read meets either the pending restart or the dead informer, and
+    // is answered by the replacement in both cases. Only then is get_informer sure to show it.
+    REQUIRE(list(kind).ok());
+    auto replaced = get_informer(kind);
+    REQUIRE(replaced.ok());
+    REQUIRE((*replaced)[0].informer != victim);
+    return (*replaced)[0].informer;
+  }
 
   handler_actor subscribe(const kind_request& kind, delta_recorder& rec) {
     handler_callbacks cb;
@@ -244,7 +265,7 @@ TEST_CASE("reader_fail_on_missing_informer: reads fail until get_informer starts
   f.cache(o);
   auto refused = f.get(config_maps(), "a", "cm-1");
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.err().code == errc::invalid_argument);
+  CHECK(refused.err().code == errc::not_cached);
   CHECK(refused.err().message.find("v1, Kind=ConfigMap is not cached") == 0);
   CHECK_FALSE(f.list(config_maps()).ok());
   CHECK(f.stats()->informers.empty());
@@ -278,9 +299,9 @@ TEST_CASE("default namespaces: one informer each, uncovered namespaces refused, 
 
   auto uncovered = f.get(config_maps(), "c", "cm-0");
   REQUIRE_FALSE(uncovered.ok());
-  CHECK(uncovered.err().code == errc::invalid_argument);
+  CHECK(uncovered.err().code == errc::namespace_not_covered);
   CHECK(uncovered.err().message.find("namespace \"c\" is not covered") == 0);
-  CHECK(f.list_in(config_maps(), "c").err().code == errc::invalid_argument);
+  CHECK(f.list_in(config_maps(), "c").err().code == errc::namespace_not_covered);
 
   // Cluster-scoped kinds ignore the namespaces: one cluster-wide informer.
   auto node_informers = f.get_informer(nodes());
@@ -349,7 +370,7 @@ TEST_CASE("by_object: per-kind namespaces, selectors and transform; other kinds 
   CHECK(keys_of(*all) == std::multiset<std::string>{"b/web-2", "c/web-3"});
   for (const auto& obj : *all)
     CHECK_FALSE(obj->json().as_object().contains("data"));
-  CHECK(f.list_in(config_maps(), "a").err().code == errc::invalid_argument);
+  CHECK(f.list_in(config_maps(), "a").err().code == errc::namespace_not_covered);
 
   // The by_object entry applies to the metadata-only projection of the same kind too.
   CHECK(keys_of(*f.list(config_maps(true))) == std::multiset<std::string>{"b/web-2", "c/web-3"});
@@ -436,7 +457,7 @@ TEST_CASE("remove_informer stops the kind's informers and subscriptions") {
   CHECK(f.stats()->informers.empty());
   CHECK(f.stats()->restarts == 0); // a removal is not a failure
   CHECK_FALSE(*f.ask<bool>(atoms::remove_informer_atom::value, config_maps()));
-  CHECK(f.list(config_maps()).err().code == errc::invalid_argument);
+  CHECK(f.list(config_maps()).err().code == errc::not_cached);
 }
 
 TEST_CASE("index_field serves exact field selectors; others are refused") {
@@ -460,7 +481,7 @@ TEST_CASE("index_field serves exact field selectors; others are refused") {
   by_name.fields = fields("metadata.name=one");
   auto no_index = f.list(config_maps(), by_name);
   REQUIRE_FALSE(no_index.ok());
-  CHECK(no_index.err().code == errc::invalid_argument);
+  CHECK(no_index.err().code == errc::no_index);
   CHECK(no_index.err().message.find("no index for field \"metadata.name\"") != std::string::npos);
 
   list_options inexact;
@@ -522,4 +543,118 @@ TEST_CASE("a killed informer is restarted: subscriptions and reads converge, ind
   list_options blue;
   blue.fields = fields("data.value=blue");
   CHECK(f.list(config_maps(), blue)->size() == 15); // 10 updated + 5 created, via the index
+}
+
+TEST_CASE("an informer that keeps failing is restarted after growing delays; the cache converges") {
+  fixture f;
+  for (int i = 0; i < 10; ++i)
+    f.create("a", "cm-" + std::to_string(i));
+  f.cache(); // restart backoff 5 ms doubling to 40 ms; reset only after 60 s up
+  delta_recorder rec;
+  f.subscribe(config_maps(), rec);
+  REQUIRE(rec.wait_for([&](const delta_recorder& r) { return r.synced() == 1; }));
+
+  std::vector<std::chrono::milliseconds> delays;
+  for (int round = 1; round <= 5; ++round) {
+    f.update("a", "cm-" + std::to_string(round), "round-" + std::to_string(round));
+    f.kill_informer(config_maps());
+    auto stats = f.stats();
+    REQUIRE(stats.ok());
+    REQUIRE(stats->informers.size() == 1);
+    CHECK(stats->restarts == static_cast<std::uint64_t>(round));
+    CHECK(stats->informers[0].restarts == static_cast<std::uint64_t>(round));
+    CHECK_FALSE(stats->informers[0].restart_pending);
+    delays.push_back(stats->informers[0].restart_delay);
+  }
+  CHECK(delays == std::vector<std::chrono::milliseconds>{5ms, 10ms, 20ms, 40ms, 40ms});
+
+  // Converged: the subscription (rebound five times) and the reads agree with the server.
+  f.create("a", "late");
+  REQUIRE(*f.ask<bool>(atoms::wait_sync_atom::value));
+  REQUIRE(rec.wait_for([&](const delta_recorder& r) { return r.state() == f.truth(); }));
+  for (const auto& [key, adds] : adds_per_key(rec.deltas_copy()))
+    CHECK(adds == 1);
+  CHECK(rec.synced() == 1);
+  auto listed = f.get(config_maps(), "a", "cm-5");
+  REQUIRE(listed.ok());
+  CHECK((*listed)->json().at("data").at("value").as_string() == "round-5");
+}
+
+TEST_CASE("an informer that stayed up for reset_after restarts after the initial delay again") {
+  fixture f;
+  f.create("a", "cm-1");
+  auto o = fixture::options();
+  o.restart.reset_after = 0ms; // every informer counts as healthy when it fails
+  f.cache(o);
+  for (int round = 1; round <= 3; ++round) {
+    f.kill_informer(config_maps());
+    auto stats = f.stats();
+    REQUIRE(stats.ok());
+    CHECK(stats->informers[0].restarts == static_cast<std::uint64_t>(round));
+    CHECK(stats->informers[0].restart_delay == 5ms);
+  }
+  CHECK(f.list(config_maps())->size() == 1);
+}
+
+TEST_CASE("cache errors carry codes a caller can branch on") {
+  CHECK(to_string(errc::not_cached) == std::string("not_cached"));
+  CHECK(to_string(errc::namespace_not_covered) == std::string("namespace_not_covered"));
+  CHECK(to_string(errc::no_index) == std::string("no_index"));
+  // They survive the trip through a CAF error, as a remote or blocking caller receives them.
+  for (auto code : {errc::not_cached, errc::namespace_not_covered, errc::no_index}) {
+    auto back = from_caf_error(to_caf_error(make_error(code, "why")));
+    CHECK(back.code == code);
+    CHECK(back.message == "why");
+  }
+  // A code from a newer peer that this build does not know keeps its message only.
+  auto unknown = from_caf_error(
+      caf::error{200, caf::atom("kinformer"), caf::make_message(std::string("from the future"))});
+  CHECK(unknown.code == errc::cancelled);
+  CHECK(unknown.message == "from the future");
+}
+
+TEST_CASE("reads wait while a failed informer's restart is pending; removing the kind ends them") {
+  fixture f;
+  f.create("a", "cm-1");
+  auto o = fixture::options();
+  o.restart.initial = 10min; // the restart never happens during this test
+  o.restart.cap = 10min;
+  f.cache(o);
+  auto set = f.get_informer(config_maps());
+  REQUIRE(set.ok());
+  REQUIRE(f.list(config_maps()).ok());
+
+  auto victim = (*set)[0].informer;
+  caf::scoped_actor watcher{*f.system};
+  watcher->monitor(victim);
+  caf::anon_send_exit(victim, caf::exit_reason::kill);
+  watcher->receive([](const caf::down_msg&) {});
+  // The cache's own down message may still be on its way: ask until the cache has seen it.
+  auto stats = f.stats();
+  for (int asked = 1; stats.ok() && !stats->informers.empty() &&
+                      !stats->informers[0].restart_pending && asked < 100'000;
+       ++asked)
+    stats = f.stats();
+  REQUIRE(stats.ok());
+  REQUIRE(stats->informers.size() == 1);
+  CHECK(stats->informers[0].restart_pending);
+  CHECK(stats->informers[0].restart_delay == 10min);
+  CHECK(stats->informers[0].restarts == 0);
+  CHECK_FALSE(stats->informers[0].stats.synced);
+
+  // Neither fails while the replacement is pending: both wait for it.
+  caf::scoped_actor reader{*f.system};
+  auto listing = reader->request(f.cache(), caf::infinite, atoms::list_atom::value,
+                                 cache_list_request{config_maps(), {}});
+  auto syncing = reader->request(f.cache(), caf::infinite, atoms::wait_sync_atom::value);
+  CHECK(*f.ask<bool>(atoms::remove_informer_atom::value, config_maps()));
+  listing.receive([](const object_list&) { FAIL("a list answered without an informer"); },
+                  [](const caf::error& err) {
+                    auto e = from_caf_error(err);
+                    CHECK(e.code == errc::not_cached);
+                    CHECK(e.message.find("were removed while a read waited") != std::string::npos);
+                  });
+  syncing.receive([](bool synced) { CHECK(synced); }, // no informers left to wait for
+                  [](const caf::error&) { FAIL("wait_sync failed"); });
+  CHECK(f.stats()->informers.empty());
 }

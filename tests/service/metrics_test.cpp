@@ -130,6 +130,7 @@ cache_informer_stats config_maps(std::string ns) {
   info.kind = "v1, Kind=ConfigMap";
   info.namespace_ = std::move(ns);
   info.restarts = 1;
+  info.restart_delay = std::chrono::milliseconds(250);
   auto& s = info.stats;
   s.synced = true;
   s.objects = 42;
@@ -183,6 +184,8 @@ TEST_CASE("informer and subscription series carry the values of cache_stats") {
   CHECK(s.at(key("kinformer_informer_lists_total", cm_default)) == 3);
   CHECK(s.at(key("kinformer_informer_retries_total", cm_default)) == 4);
   CHECK(s.at(key("kinformer_informer_restarts_total", cm_default)) == 1);
+  CHECK(s.at(key("kinformer_informer_restart_backoff_seconds", cm_default)) == 0.25);
+  CHECK(s.at(key("kinformer_informer_restart_pending", cm_default)) == 0);
   CHECK(s.at(key("kinformer_informer_subscriptions", cm_default)) == 2);
   CHECK(s.at(key("kinformer_informer_last_resource_version_age_seconds", cm_default)) ==
         Approx(3.0));
