@@ -706,6 +706,14 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
         [self](atoms::subscribe_atom, const kind_request& kind, const handler_actor& handler,
                const subscription_options& options) -> caf::result<subscription_id> {
           auto promise = self->make_response_promise<subscription_id>();
+          // Resuming needs each informer's own answer, which a relay spanning restarts cannot
+          // give: subscribe to the informers themselves (get_informer) for that.
+          if (options.deletions_since) {
+            fail(promise, make_error(errc::invalid_argument,
+                                     "deletions_since: subscribe to the kind's informers "
+                                     "directly (the cache's subscriptions outlive them)"));
+            return promise;
+          }
           with_kind(self, kind, true,
                     [self, promise, handler,
                      options = subscription_options{options}](result<kind_entry*> entry) mutable {

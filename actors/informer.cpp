@@ -1,5 +1,6 @@
 #include "actors/informer.hpp"
 
+#include "actors/deletion_window.hpp"
 #include "actors/error_bridge.hpp"
 #include "actors/reflector.hpp"
 #include "actors/subscription_queue.hpp"
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
 
 namespace kinformer {
 
@@ -40,6 +42,7 @@ struct informer_state {
 
   informer_config config;
   std::unique_ptr<kinformer::store> objects;
+  std::optional<deletion_window> deletions; // for subscriptions resuming from a resourceVersion
   reflector_actor reflector;
   std::map<subscription_id, subscription> subscriptions;
   subscription_id next_subscription = 1;
@@ -126,6 +129,28 @@ void queue_initial_state(subscription& sub, const kinformer::store& objects) {
   }
 }
 
+// A resumed subscription's missed deletions: every object deleted after `since` that is not in
+// the store now (one deleted and re-created reaches the handler by its initial add instead).
+result<std::vector<delta>> missed_deletions(const deletion_window& window,
+                                            const kinformer::store& objects,
+                                            const std::string& since) {
+  auto deleted = window.deleted_since(since);
+  if (!deleted)
+    return std::move(deleted).err();
+  std::vector<delta> out;
+  for (auto& obj : *deleted) {
+    if (objects.get(obj->key()))
+      continue;
+    delta d;
+    d.type = delta_type::deleted;
+    d.old_object = obj;
+    d.object = std::move(obj);
+    d.initial_list = true;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 void queue_resync(subscription& sub, const kinformer::store& objects) {
   for (auto& obj : objects.list()) {
     delta d;
@@ -145,6 +170,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
     auto& st = self->state;
     st.config = std::move(config);
     st.objects = std::make_unique<kinformer::store>(st.config.store);
+    st.deletions.emplace(st.config.deletion_window);
     st.reflector = spawn_reflector(self, std::move(client), st.config, self);
     self->send(st.reflector, atoms::start_atom::value);
     self->set_down_handler([self](const caf::down_msg& down) {
@@ -159,14 +185,28 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
     return {
         // ---- handlers ----
         [self](atoms::subscribe_atom, handler_actor handler,
-               subscription_options options) -> subscription_id {
+               subscription_options options) -> caf::result<subscription_id> {
           auto& st = self->state;
+          std::vector<delta> missed;
+          if (options.deletions_since) {
+            // Before the first list there is no history to resume from.
+            if (!st.objects->has_synced())
+              return to_caf_error(make_error(
+                  errc::expired, "too old resource version: " + *options.deletions_since +
+                                     " (the informer has not listed yet)"));
+            auto found = missed_deletions(*st.deletions, *st.objects, *options.deletions_since);
+            if (!found)
+              return to_caf_error(found.err());
+            missed = std::move(found).value();
+          }
           auto id = st.next_subscription++;
           self->monitor(handler);
           auto period = options.resync_period;
           auto [it, _] = st.subscriptions.try_emplace(id, std::move(handler), std::move(options));
           if (st.objects->has_synced())
             queue_initial_state(it->second, *st.objects);
+          for (auto& d : missed)
+            it->second.queue.push(std::move(d));
           if (period.count() > 0)
             self->delayed_send(self, period, atoms::resync_atom::value, id);
           // Deliveries go out after the reply: CAF keeps the order of one sender's messages.
@@ -250,6 +290,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           auto& st = self->state;
           bool first = !st.objects->has_synced();
           auto deltas = st.objects->replace(items, std::move(resource_version));
+          // Deletions inferred by a relist have no resourceVersion: history restarts here.
+          st.deletions->reset(st.objects->resource_version());
           for (const auto& d : deltas)
             fan_out(self, d);
           ++st.stats.lists;
@@ -275,6 +317,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
               break;
             case event_type::deleted:
               ++st.stats.events_deleted;
+              st.deletions->record(applied->object);
               break;
             default:
               break;

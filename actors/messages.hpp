@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ struct subscription_options {
   // Synthetic `sync` deltas of every stored object this often; zero: never (client-go's
   // resyncPeriod).
   std::chrono::milliseconds resync_period{0};
+  // A resourceVersion N the handler has already read (a watch resumed from a list at N): the
+  // initial deltas then also carry a `deleted` (initial_list=true) for every object deleted
+  // after N that is not in the store, taken from the informer's deletion window. The subscribe
+  // fails when the window does not reach back to N (the handler must relist: the API server's
+  // 410 Expired). Empty: no deletion history is replayed. Informer subscriptions only: the
+  // cache refuses it (its subscriptions outlive informers, whose windows start afresh).
+  std::optional<std::string> deletions_since;
 };
 
 // A Prometheus-style histogram: counts per bucket (upper bounds ascending, +Inf implied), sum
@@ -99,6 +107,9 @@ struct informer_config {
   // Events the reflector may have in flight to the informer before the informer acknowledges
   // them; at zero the HTTP client stops reading the socket.
   std::size_t event_window = 4096;
+  // Recent deletions kept for subscriptions that resume from a resourceVersion
+  // (subscription_options::deletions_since; see deletion_window.hpp).
+  std::size_t deletion_window = 4096;
   std::shared_ptr<const informer_observer> observer; // null: none
 
   // The collection's URL path: /api/v1/namespaces/ns/pods, /apis/apps/v1/deployments.

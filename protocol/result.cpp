@@ -32,6 +32,8 @@ const char* to_string(errc code) noexcept {
     return "namespace_not_covered";
   case errc::no_index:
     return "no_index";
+  case errc::expired:
+    return "expired";
   }
   return "unknown";
 }

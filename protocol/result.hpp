@@ -27,8 +27,11 @@ enum class errc {
   not_cached,            // the kind has no informer, and the cache may not start one
   namespace_not_covered, // the namespace is outside the namespaces the cache watches
   no_index,              // a field selector needs an index nobody added
+  // A resourceVersion older than the history kept for it: the reader must relist (the API
+  // server's 410 Expired / "too old resource version").
+  expired,
 };
-inline constexpr errc last_errc = errc::no_index; // keep in step when appending
+inline constexpr errc last_errc = errc::expired; // keep in step when appending
 
 const char* to_string(errc code) noexcept;
 

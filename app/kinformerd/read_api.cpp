@@ -112,6 +112,10 @@ status status_of(const error& err, const read_request& req) {
     return sim::make_failure(404, "NotFound", err.message);
   case errc::timeout:
     return sim::make_failure(504, "Timeout", "the cache did not answer in time: " + err.message);
+  // The informer's deletion window does not reach back to a resumed watch's resourceVersion:
+  // the watch cache's answer, on which clients relist.
+  case errc::expired:
+    return sim::expired(err.message);
   default:
     return sim::make_failure(503, "ServiceUnavailable", err.describe());
   }
@@ -347,8 +351,26 @@ struct watch_context {
   read_request req;
   std::shared_ptr<http_exchange> exchange; // until the stream is opened
   std::shared_ptr<http_stream> stream;
-  subscription_id id = 0;
+  subscription_id id = 0; // the cache subscription's
   bool synced = false;
+  // A watch resumed from an integer resourceVersion: subscribed to the kind's informers
+  // directly (see subscribe_to_informers).
+  bool resume = false;
+  struct informer_subscription {
+    informer_actor informer;
+    subscription_id id = 0;
+  };
+  std::vector<informer_subscription> informers;
+  std::size_t replies_left = 0; // subscriptions not yet accepted
+  std::size_t synced_left = 0;  // informers not yet synced
+  // What arrived before every informer accepted: a batch, or (synced=true) the synced marker.
+  struct held_delivery {
+    caf::actor sender;
+    subscription_id id = 0;
+    delta_batch batch;
+    bool synced = false;
+  };
+  std::vector<held_delivery> held;
   bool skip_known = false; // skip initial objects at or below req.resource_version
   std::optional<std::uint64_t> since;
   std::string newest; // the newest resourceVersion written, for the initial-events bookmark
@@ -412,72 +434,189 @@ std::string watch_error_line(const status& s) {
   return watch_line("ERROR", sim::status_json(s));
 }
 
+// Opens the watch's stream on the first sign that the subscription exists, so that a failed
+// subscribe can still be answered with a plain Status.
+void open_stream(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  if (ctx->stream || ctx->done)
+    return;
+  ctx->stream = ctx->exchange->stream(200, "application/json");
+  ctx->exchange.reset();
+  ctx->stream->set_overflow_message(
+      watch_error_line(sim::expired("the watch was dropped: its client read too slowly")));
+  ctx->stream->on_end([me = caf::actor_cast<caf::actor>(self)](stream_end) {
+    caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
+  });
+}
+
+// Answers a failed subscription: a Status before the stream is open, an ERROR event after.
+void fail_watch(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx,
+                const status& s) {
+  if (ctx->exchange)
+    ctx->exchange->respond(status_reply(s));
+  else if (ctx->stream)
+    ctx->stream->write(watch_error_line(s));
+  self->quit();
+}
+
+// Writes one batch's events and acknowledges the batch to whoever delivered it; false when the
+// watch ended (its client is gone or too slow).
+bool write_batch(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx,
+                 const caf::actor& sender, subscription_id id, const delta_batch& batch) {
+  open_stream(self, ctx);
+  std::string out;
+  for (const auto& d : batch)
+    out += ctx->event_for(d);
+  if (!out.empty() && !ctx->stream->write(std::move(out))) {
+    self->quit();
+    return false;
+  }
+  // The stream is bounded by the server, so acknowledging at once keeps credit flowing only as
+  // fast as the client's socket drains (or drops the watch).
+  caf::anon_send(sender, atoms::ack_atom::value, id, static_cast<std::uint64_t>(batch.size()));
+  return true;
+}
+
+// The subscription's initial deltas are all out; false when the watch ended.
+bool write_synced(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  open_stream(self, ctx);
+  ctx->synced = true;
+  if (ctx->req.allow_bookmarks && ctx->req.send_initial_events &&
+      !ctx->stream->write(ctx->initial_events_end())) {
+    self->quit();
+    return false;
+  }
+  return true;
+}
+
+// A watch from "" or "0" (or with sendInitialEvents): one cache subscription, which survives
+// informer restarts.
+void subscribe_through_cache(watch_actor::pointer self, std::shared_ptr<watch_context> ctx,
+                             subscription_options options) {
+  self->request(ctx->st->cache, ctx->st->options.cache_timeout, atoms::subscribe_atom::value,
+                ctx->req.kind(), caf::actor_cast<handler_actor>(self), std::move(options))
+      .then(
+          [self, ctx](subscription_id id) {
+            ctx->id = id;
+            open_stream(self, ctx);
+          },
+          [self, ctx](const caf::error& err) {
+            fail_watch(self, ctx, status_of(from_caf_error(err), ctx->req));
+          });
+}
+
+// Every informer accepted the subscription: the held deliveries go out, in arrival order.
+void release_held(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  open_stream(self, ctx);
+  auto held = std::move(ctx->held);
+  ctx->held.clear();
+  for (auto& h : held) {
+    bool open =
+        h.synced ? write_synced(self, ctx) : write_batch(self, ctx, h.sender, h.id, h.batch);
+    if (!open)
+      return;
+  }
+}
+
+// A watch resumed from resourceVersion N: subscribes to each of the kind's informers directly
+// with deletions_since = N, so that objects deleted after N are reported, and an N older than an
+// informer's deletion window is refused (410). Deliveries are held until every informer has
+// accepted, so a refusal is a plain Status. An informer that terminates ends the watch cleanly:
+// the client watches again from its last resourceVersion, against the replacement.
+void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_context> ctx,
+                            subscription_options options) {
+  auto timeout = ctx->st->options.cache_timeout;
+  options.deletions_since = ctx->req.resource_version;
+  self->request(ctx->st->cache, timeout, atoms::get_informer_atom::value, ctx->req.kind())
+      .then(
+          [self, ctx, timeout, options](const informer_set& informers) {
+            if (informers.empty()) { // nothing cached for the kind yet: nothing to report
+              write_synced(self, ctx);
+              return;
+            }
+            ctx->replies_left = informers.size();
+            ctx->synced_left = informers.size();
+            auto failed = [self, ctx](const caf::error& err) {
+              if (!ctx->done)
+                fail_watch(self, ctx, status_of(from_caf_error(err), ctx->req));
+            };
+            for (const auto& handle : informers) {
+              auto informer = handle.informer;
+              self->monitor(informer);
+              // Subscribing after the informer's first list gives it a window to answer from.
+              self->request(informer, timeout, atoms::wait_sync_atom::value)
+                  .then(
+                      [self, ctx, timeout, options, informer, failed](bool) {
+                        self->request(informer, timeout, atoms::subscribe_atom::value,
+                                      caf::actor_cast<handler_actor>(self), options)
+                            .then(
+                                [self, ctx, informer](subscription_id id) {
+                                  ctx->informers.push_back({informer, id});
+                                  if (--ctx->replies_left == 0 && !ctx->done)
+                                    release_held(self, ctx);
+                                },
+                                failed);
+                      },
+                      failed);
+            }
+          },
+          [self, ctx](const caf::error& err) {
+            fail_watch(self, ctx, status_of(from_caf_error(err), ctx->req));
+          });
+}
+
 watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
                                           std::shared_ptr<watch_context> ctx) {
-  // The stream opens on the first sign that the subscription exists, so that a failed subscribe
-  // can still be answered with a plain Status.
-  auto open_stream = [self, ctx] {
-    if (ctx->stream || ctx->done)
-      return;
-    ctx->stream = ctx->exchange->stream(200, "application/json");
-    ctx->exchange.reset();
-    ctx->stream->set_overflow_message(
-        watch_error_line(sim::expired("the watch was dropped: its client read too slowly")));
-    ctx->stream->on_end([me = caf::actor_cast<caf::actor>(self)](stream_end) {
-      caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
-    });
-  };
+  // Runs after the actor's state is gone: only `ctx` may be used here.
   self->attach_functor([ctx] {
     ctx->done = true;
     if (ctx->id != 0)
       caf::anon_send(ctx->st->cache, atoms::unsubscribe_atom::value, ctx->id);
+    for (const auto& sub : ctx->informers)
+      caf::anon_send(sub.informer, atoms::unsubscribe_atom::value, sub.id);
     if (ctx->stream)
       ctx->stream->close();
+  });
+  self->set_down_handler([self, ctx](const caf::down_msg&) {
+    // Only informers are monitored (a resumed watch): end cleanly, as the API server ends its
+    // watches when its watch cache is re-initialised.
+    if (ctx->stream)
+      ctx->stream->close();
+    else if (ctx->exchange)
+      ctx->exchange->respond(status_reply(sim::make_failure(
+          503, "ServiceUnavailable", "the cache restarted the kind's informer; watch again")));
+    self->quit();
   });
 
   subscription_options options;
   options.name = "read-api watch " + ctx->req.selection;
-  self->request(ctx->st->cache, ctx->st->options.cache_timeout, atoms::subscribe_atom::value,
-                ctx->req.kind(), caf::actor_cast<handler_actor>(self), std::move(options))
-      .then(
-          [self, ctx, open_stream](subscription_id id) {
-            ctx->id = id;
-            open_stream();
-          },
-          [self, ctx](const caf::error& err) {
-            auto s = status_of(from_caf_error(err), ctx->req);
-            if (ctx->exchange)
-              ctx->exchange->respond(status_reply(s));
-            else if (ctx->stream)
-              ctx->stream->write(watch_error_line(s));
-            self->quit();
-          });
+  if (ctx->resume)
+    subscribe_to_informers(self, ctx, std::move(options));
+  else
+    subscribe_through_cache(self, ctx, std::move(options));
 
   auto seconds = ctx->req.timeout_seconds ? std::chrono::seconds(*ctx->req.timeout_seconds)
                                           : ctx->st->options.default_watch_timeout;
   self->delayed_send(caf::actor_cast<watch_actor>(self), seconds, watch_timeout_atom::value);
 
   return {
-      [self, ctx, open_stream](atoms::deliver_atom, subscription_id id, const delta_batch& batch) {
-        open_stream();
-        std::string out;
-        for (const auto& d : batch)
-          out += ctx->event_for(d);
-        if (!out.empty() && !ctx->stream->write(std::move(out))) {
-          self->quit();
+      [self, ctx](atoms::deliver_atom, subscription_id id, delta_batch& batch) {
+        auto sender = caf::actor_cast<caf::actor>(self->current_sender());
+        if (ctx->resume && ctx->replies_left > 0) {
+          ctx->held.push_back({std::move(sender), id, std::move(batch), false});
           return;
         }
-        // The stream is bounded by the server, so acknowledging at once keeps credit flowing
-        // only as fast as the client's socket drains (or drops the watch).
-        caf::anon_send(caf::actor_cast<caf::actor>(self->current_sender()), atoms::ack_atom::value,
-                       id, static_cast<std::uint64_t>(batch.size()));
+        write_batch(self, ctx, sender, id, batch);
       },
-      [self, ctx, open_stream](atoms::synced_atom, subscription_id) {
-        open_stream();
-        ctx->synced = true;
-        if (ctx->req.allow_bookmarks && ctx->req.send_initial_events &&
-            !ctx->stream->write(ctx->initial_events_end()))
-          self->quit();
+      [self, ctx](atoms::synced_atom, subscription_id) {
+        if (ctx->resume) {
+          if (ctx->synced_left == 0 || --ctx->synced_left > 0)
+            return;
+          if (ctx->replies_left > 0) {
+            ctx->held.push_back({caf::actor{}, 0, {}, true});
+            return;
+          }
+        }
+        write_synced(self, ctx);
       },
       [self, ctx](watch_timeout_atom) {
         if (ctx->stream)
@@ -497,6 +636,8 @@ void serve_watch(const state_ptr& st, read_request req, std::shared_ptr<http_exc
   const auto& rv = req.resource_version;
   ctx->skip_known = !req.send_initial_events && !rv.empty() && rv != "0";
   ctx->since = as_revision(rv);
+  // Only an integer N can be placed in the informers' deletion windows.
+  ctx->resume = ctx->skip_known && ctx->since.has_value();
   ctx->req = std::move(req);
   st->system.spawn(watch_behavior, std::move(ctx));
 }

@@ -24,11 +24,20 @@
 //   newer than the cache's: 504 Timeout with cause ResourceVersionTooLarge (clients relist).
 //   resourceVersionMatch=Exact: only the cache's current resourceVersion; older ones are 410.
 // - Watch at "" or "0", or with sendInitialEvents=true: ADDED for every current object first.
-//   Watch at N: the subscription's initial objects at or below N are skipped (the client has
-//   them); newer ones come as ADDED. Limitation: an object deleted between the client's list and
-//   its watch is not reported (the cache keeps no event history); such a client converges at its
-//   next relist. resourceVersions are compared as integers (etcd revisions); when either is not
-//   an integer, nothing is skipped.
+//   Watch at an integer N (etcd revision): current objects at or below N are skipped (the client
+//   has them); newer ones come as ADDED, and every object deleted after N that is not in the
+//   cache now comes as DELETED (its final state), from the deletion window each informer keeps
+//   (informer_config::deletion_window), as the API server's watch cache does. So a client that
+//   lists and then watches from the list's resourceVersion misses no deletion. When N is older
+//   than an informer's window (evicted past its bound, or before its last relist), the watch is
+//   refused with 410 Expired "too old resource version" and the client relists. Such a watch
+//   subscribes to the kind's informers directly and ends cleanly when one is restarted (the
+//   client watches again from its last resourceVersion). A watch at a non-integer N skips
+//   nothing and reports no past deletions. With several informers for a kind (a cache over
+//   explicit namespaces), N is checked against each informer's window, while a list reports the
+//   oldest informer's resourceVersion: until a quiet informer's resourceVersion passes a busier
+//   one's last list (its next bookmark), a watch from such a list is refused and the client
+//   relists.
 // - limit/continue: the first page keeps the whole sorted result as a snapshot (at most
 //   `continue_snapshots` of them, oldest evicted); later pages come from it, consistent with the
 //   first. A continue token whose snapshot is gone is 410 Expired, as the API server answers once

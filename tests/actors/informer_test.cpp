@@ -2,6 +2,7 @@
 // slow handlers, and convergence under every fault the simulator injects.
 
 #include "actors/actor_system_setup.hpp"
+#include "actors/error_bridge.hpp"
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
 #include "app/kubesim/object_generator.hpp"
@@ -16,6 +17,7 @@
 
 #include <atomic>
 #include <future>
+#include <optional>
 
 using namespace kinformer;
 using namespace std::chrono_literals;
@@ -458,4 +460,138 @@ TEST_CASE("a handler that goes away is unsubscribed, and the informer carries on
   f.update("default", "cm-0", "after");
   REQUIRE(f.converges(staying));
   CHECK(leaving.deltas_copy().size() == 1);
+}
+
+namespace {
+
+// The deltas of one kind, as "key" in arrival order.
+std::vector<std::string> keys_of(const std::vector<delta>& deltas, delta_type type) {
+  std::vector<std::string> out;
+  for (const auto& d : deltas)
+    if (d.type == type)
+      out.push_back(std::string(d.object->key()));
+  return out;
+}
+
+// Subscribes a throwaway handler with `options`; the informer's refusal, if it refuses.
+std::optional<error> subscribe_error(fixture& f, const informer_actor& inf,
+                                     subscription_options options) {
+  caf::scoped_actor self{*f.system};
+  auto handler = f.system->spawn([]() -> handler_actor::behavior_type {
+    return {[](atoms::deliver_atom, subscription_id, const delta_batch&) {},
+            [](atoms::synced_atom, subscription_id) {}};
+  });
+  f.spawned.push_back(caf::actor_cast<caf::actor>(handler));
+  std::optional<error> out;
+  self->request(inf, caf::infinite, atoms::subscribe_atom::value, handler, std::move(options))
+      .receive([](subscription_id) {}, [&](caf::error& err) { out = from_caf_error(err); });
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a subscription resumed from a resourceVersion gets the deletions it missed") {
+  fixture f;
+  for (int i = 0; i < 6; ++i)
+    f.create("default", "cm-" + std::to_string(i));
+  auto inf = f.informer(f.config_maps_config());
+  delta_recorder watcher; // tells when the informer has applied the simulator's changes
+  f.handler(inf, watcher);
+  REQUIRE(f.converges(watcher));
+  auto listed_at = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  const std::string since = listed_at.resource_version;
+
+  f.remove("default", "cm-1");
+  f.remove("default", "cm-2");
+  f.remove("default", "cm-3"); // deleted, then re-created: reported by its add
+  f.create("default", "cm-3", "again");
+  f.update("default", "cm-4", "changed");
+  REQUIRE(f.converges(watcher));
+
+  delta_recorder resumed;
+  subscription_options options;
+  options.deletions_since = since;
+  f.handler(inf, resumed, options);
+  REQUIRE(resumed.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  auto deltas = resumed.deltas_copy();
+  CHECK(keys_of(deltas, delta_type::deleted) ==
+        std::vector<std::string>{"default/cm-1", "default/cm-2"});
+  for (const auto& d : deltas) {
+    CHECK(d.initial_list);
+    if (d.type != delta_type::deleted)
+      continue;
+    CHECK_FALSE(d.final_state_unknown);
+    // The final state, stamped with the deletion's resourceVersion.
+    CHECK(std::stoull(std::string(d.object->meta().resource_version)) > std::stoull(since));
+  }
+  CHECK(resumed.state_copy() == f.truth());
+
+  // Resumed from now: nothing was deleted since.
+  auto now = request<informer_stats>(*f.system, inf, atoms::stats_atom::value).resource_version;
+  delta_recorder current;
+  options.deletions_since = now;
+  f.handler(inf, current, options);
+  REQUIRE(current.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  CHECK(keys_of(current.deltas_copy(), delta_type::deleted).empty());
+  CHECK(current.state_copy() == f.truth());
+}
+
+TEST_CASE("a subscription resumed from before the deletion window is refused") {
+  fixture f;
+  for (int i = 0; i < 4; ++i)
+    f.create("default", "cm-" + std::to_string(i));
+  auto config = f.config_maps_config();
+  config.deletion_window = 2;
+  auto inf = f.informer(config);
+  delta_recorder watcher;
+  f.handler(inf, watcher);
+  REQUIRE(f.converges(watcher));
+  const std::string since =
+      request<informer_stats>(*f.system, inf, atoms::stats_atom::value).resource_version;
+
+  subscription_options options;
+  options.deletions_since = since;
+  CHECK_FALSE(subscribe_error(f, inf, options)); // within the window so far
+
+  for (int i = 0; i < 3; ++i)
+    f.remove("default", "cm-" + std::to_string(i));
+  REQUIRE(f.converges(watcher));
+
+  // Three deletions in a window of two: the first was evicted.
+  auto refused = subscribe_error(f, inf, options);
+  REQUIRE(refused);
+  CHECK(refused->code == errc::expired);
+  CHECK(refused->message.find("too old resource version: " + since) != std::string::npos);
+
+  // From the evicted deletion's resourceVersion on, the window is complete.
+  auto deleted = watcher.deltas_copy();
+  std::string first_deletion;
+  for (const auto& d : deleted)
+    if (d.type == delta_type::deleted && first_deletion.empty())
+      first_deletion = std::string(d.object->meta().resource_version);
+  REQUIRE_FALSE(first_deletion.empty());
+  delta_recorder resumed;
+  options.deletions_since = first_deletion;
+  f.handler(inf, resumed, options);
+  REQUIRE(resumed.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  CHECK(keys_of(resumed.deltas_copy(), delta_type::deleted) ==
+        std::vector<std::string>{"default/cm-1", "default/cm-2"});
+
+  options.deletions_since = "not-a-number";
+  auto bad = subscribe_error(f, inf, options);
+  REQUIRE(bad);
+  CHECK(bad->code == errc::invalid_argument);
+}
+
+TEST_CASE("a subscription resuming before the informer's first list is refused") {
+  fixture f;
+  auto config = f.config_maps_config();
+  // Nothing to list from: the informer's first list cannot complete.
+  config.resource = group_version_resource{"", "v1", "nothings"};
+  auto inf = f.informer(config);
+  subscription_options options;
+  options.deletions_since = "1";
+  auto refused = subscribe_error(f, inf, options);
+  REQUIRE(refused);
+  CHECK(refused->message.find("has not listed yet") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/cache.hpp"
+#include "actors/handler.hpp"
 #include "app/kinformerd/http_server.hpp"
 #include "app/kinformerd/read_api.hpp"
 #include "app/kubesim/churn.hpp"
@@ -22,11 +23,13 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <spawn.h>
 #include <sstream>
@@ -521,4 +524,122 @@ TEST_CASE("read_api: the bearer token guards the read API") {
   auto ok = c.request("/api/v1/pods", http::verb::get, "read-token");
   CHECK(ok.result_int() == 200);
   CHECK(item_keys(ok.body()) == f.truth(sim::pods_resource));
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: a watch from a list's resourceVersion reports a delete it missed") {
+  raw_client c(server->port());
+  auto list = c.request("/api/v1/namespaces/ns-1/pods");
+  REQUIRE(list.result_int() == 200);
+  std::string rv(json::parse(list.body()).at("metadata").at("resourceVersion").as_string());
+  REQUIRE_FALSE(rv.empty());
+
+  // A cache subscriber that tells when the cache has applied the delete.
+  std::mutex mutex;
+  std::condition_variable seen_cv;
+  std::set<std::string> seen_deleted;
+  bool observer_synced = false;
+  handler_callbacks callbacks;
+  callbacks.on_delta = [&](const delta& d) {
+    if (d.type != delta_type::deleted)
+      return;
+    std::lock_guard lock(mutex);
+    seen_deleted.insert(std::string(d.object->key()));
+    seen_cv.notify_all();
+  };
+  callbacks.on_synced = [&] {
+    std::lock_guard lock(mutex);
+    observer_synced = true;
+    seen_cv.notify_all();
+  };
+  auto observer =
+      spawn_handler(*system, cache, kind_request{{"", "v1", "Pod"}, "", false}, callbacks);
+  {
+    // Subscribed before the delete, or the observer could start after it and never see it.
+    std::unique_lock lock(mutex);
+    REQUIRE(seen_cv.wait_for(lock, std::chrono::seconds(20), [&] { return observer_synced; }));
+  }
+
+  auto pods = truth(sim::pods_resource, "ns-1");
+  REQUIRE_FALSE(pods.empty());
+  auto key = *pods.begin();
+  std::string name(split_object_key(key).name);
+  REQUIRE(store().remove(sim::pods_resource, "ns-1", name).ok());
+  {
+    std::unique_lock lock(mutex);
+    REQUIRE(seen_cv.wait_for(lock, std::chrono::seconds(20),
+                             [&] { return seen_deleted.count(key) > 0; }));
+  }
+  caf::anon_send_exit(observer, caf::exit_reason::user_shutdown);
+
+  // The pod was deleted between the list and the watch: the watch still reports it (at once;
+  // the timeout only turns a missing event into a failure instead of a hang).
+  raw_client w(server->port());
+  REQUIRE(w.open_watch("/api/v1/namespaces/ns-1/pods?watch=true&timeoutSeconds=10"
+                       "&resourceVersion=" +
+                       rv) == 200);
+  auto event = w.next_event();
+  INFO(json::serialize(event));
+  REQUIRE(event.is_object());
+  CHECK(event.at("type") == "DELETED");
+  CHECK(event.at("object").at("metadata").at("name").as_string() == name);
+  CHECK(event.at("object").at("metadata").at("namespace").as_string() == "ns-1");
+
+  // A watch of another namespace is not told.
+  raw_client other(server->port());
+  REQUIRE(other.open_watch("/api/v1/namespaces/ns-2/pods?watch=true&timeoutSeconds=1"
+                           "&resourceVersion=" +
+                           rv) == 200);
+  CHECK(other.next_event().is_null());
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: a watch from before the cache's deletion window is 410 Expired") {
+  raw_client c(server->port());
+  auto list = c.request("/api/v1/pods");
+  REQUIRE(list.result_int() == 200); // the informer has listed: its window starts there
+  std::string rv(json::parse(list.body()).at("metadata").at("resourceVersion").as_string());
+  REQUIRE(std::stoull(rv) > 1);
+
+  // resourceVersion 1 predates the informer's list: it cannot know what was deleted since.
+  auto refused = c.request("/api/v1/pods?watch=true&resourceVersion=1");
+  INFO(refused.body());
+  CHECK(refused.result_int() == 410);
+  CHECK(reason_of(refused.body()) == "Expired");
+  CHECK(json::parse(refused.body()).at("message").as_string().find("too old resource version") !=
+        json::string::npos);
+
+  // From the list's own resourceVersion the window is complete: the watch opens.
+  raw_client w(server->port());
+  CHECK(w.open_watch("/api/v1/pods?watch=true&timeoutSeconds=1&resourceVersion=" + rv) == 200);
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: a resumed watch ends cleanly when its informer is restarted") {
+  raw_client c(server->port());
+  auto list = c.request("/api/v1/pods");
+  REQUIRE(list.result_int() == 200);
+  std::string rv(json::parse(list.body()).at("metadata").at("resourceVersion").as_string());
+
+  raw_client w(server->port());
+  REQUIRE(w.open_watch("/api/v1/pods?watch=true&timeoutSeconds=20&resourceVersion=" + rv) == 200);
+  // The watch has subscribed once a change reaches it.
+  auto pods = truth(sim::pods_resource, "ns-1");
+  REQUIRE_FALSE(pods.empty());
+  std::string name(split_object_key(*pods.begin()).name);
+  REQUIRE(store().remove(sim::pods_resource, "ns-1", name).ok());
+  auto deleted = w.next_event();
+  REQUIRE(deleted.is_object());
+  CHECK(deleted.at("type") == "DELETED");
+
+  caf::scoped_actor self{*system};
+  informer_set informers;
+  self->request(cache, caf::infinite, atoms::get_informer_atom::value,
+                kind_request{{"", "v1", "Pod"}, "", false})
+      .receive([&](const informer_set& found) { informers = found; },
+               [&](caf::error& err) { FAIL(system->render(err)); });
+  REQUIRE(informers.size() == 1);
+  caf::anon_send_exit(informers.front().informer, caf::exit_reason::kill);
+  // The stream ends long before its timeout; the client watches again (or relists).
+  CHECK(w.next_event().is_null());
 }
