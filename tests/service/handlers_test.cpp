@@ -58,6 +58,15 @@ delta make_delta(delta_type type, object_ptr obj, object_ptr old = nullptr) {
   return d;
 }
 
+// `count` new config maps cm-0, cm-1, ... at resourceVersions first_rv, first_rv + 1, ...
+delta_batch added_config_maps(int count, int first_rv) {
+  delta_batch batch;
+  for (int i = 0; i < count; ++i)
+    batch.push_back(
+        make_delta(delta_type::added, config_map("cm-" + std::to_string(i), first_rv + i)));
+  return batch;
+}
+
 // Lines from a sink, with a wait.
 struct line_collector {
   std::mutex mutex;
@@ -280,9 +289,7 @@ TEST_CASE("the webhook batches by size, then flushes the rest after the interval
   auto hook = spawn_webhook_handler(*f.system, quick_webhook(receiver));
   REQUIRE(hook.ok());
   fake_informer informer(*f.system);
-  delta_batch batch;
-  for (int i = 0; i < 12; ++i)
-    batch.push_back(make_delta(delta_type::added, config_map("cm-" + std::to_string(i), 100 + i)));
+  auto batch = added_config_maps(12, 100);
   informer.deliver(hook->actor, batch);
 
   REQUIRE(informer.wait_acked(12));
@@ -382,9 +389,7 @@ TEST_CASE("the webhook queue coalesces by object and drops past its bound") {
   REQUIRE(hook.ok());
   fake_informer informer(*f.system);
   // Ten new objects at once, ignoring the window: four fit, six are dropped (and acknowledged).
-  delta_batch batch;
-  for (int i = 0; i < 10; ++i)
-    batch.push_back(make_delta(delta_type::added, config_map("cm-" + std::to_string(i), 100 + i)));
+  auto batch = added_config_maps(10, 100);
   informer.deliver(hook->actor, batch);
   REQUIRE(informer.wait_acked(6));
   REQUIRE(receiver.wait_for([](auto& r) { return r.size() == 1; }));
@@ -424,9 +429,7 @@ TEST_CASE("shutdown drains the webhook queue before the handler terminates") {
   auto hook = spawn_webhook_handler(*f.system, options);
   REQUIRE(hook.ok());
   fake_informer informer(*f.system);
-  delta_batch batch;
-  for (int i = 0; i < 7; ++i)
-    batch.push_back(make_delta(delta_type::added, config_map("cm-" + std::to_string(i), 1 + i)));
+  auto batch = added_config_maps(7, 1);
   informer.deliver(hook->actor, batch);
   informer.self->monitor(hook->actor);
   caf::anon_send_exit(hook->actor, caf::exit_reason::user_shutdown);
@@ -650,9 +653,7 @@ TEST_CASE("the webhook handler delivers batches to an https endpoint") {
   auto hook = spawn_webhook_handler(*f.system, options);
   REQUIRE(hook.ok());
   fake_informer informer(*f.system);
-  delta_batch batch;
-  for (int i = 0; i < 7; ++i)
-    batch.push_back(make_delta(delta_type::added, config_map("cm-" + std::to_string(i), 10 + i)));
+  auto batch = added_config_maps(7, 10);
   informer.deliver(hook->actor, batch);
   REQUIRE(informer.wait_acked(7));
   std::size_t entries = 0;
