@@ -371,7 +371,7 @@ def main():
     options.work.mkdir(parents=True, exist_ok=True)
     base = options.base or options.work / "base"
     try:
-        if not (base / "etc/debian_version").exists():
+        if not options.reuse and not (base / "etc/debian_version").exists():
             if options.base:
                 raise ReplayError(f"{base} is not a Debian root")
             make_base(base)
