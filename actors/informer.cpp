@@ -170,7 +170,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
     auto& st = self->state;
     st.config = std::move(config);
     st.objects = std::make_unique<kinformer::store>(st.config.store);
-    st.deletions.emplace(st.config.deletion_window);
+    if (st.config.deletion_window > 0)
+      st.deletions.emplace(st.config.deletion_window);
     st.reflector = spawn_reflector(self, std::move(client), st.config, self);
     self->send(st.reflector, atoms::start_atom::value);
     self->set_down_handler([self](const caf::down_msg& down) {
@@ -194,6 +195,11 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
               return to_caf_error(make_error(
                   errc::expired, "too old resource version: " + *options.deletions_since +
                                      " (the informer has not listed yet)"));
+            if (!st.deletions)
+              return to_caf_error(
+                  make_error(errc::expired,
+                             "too old resource version: " + *options.deletions_since +
+                                 " (the informer keeps no deletions: its deletion_window is 0)"));
             auto found = missed_deletions(*st.deletions, *st.objects, *options.deletions_since);
             if (!found)
               return to_caf_error(found.err());
@@ -291,7 +297,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           bool first = !st.objects->has_synced();
           auto deltas = st.objects->replace(items, std::move(resource_version));
           // Deletions inferred by a relist have no resourceVersion: history restarts here.
-          st.deletions->reset(st.objects->resource_version());
+          if (st.deletions)
+            st.deletions->reset(st.objects->resource_version());
           for (const auto& d : deltas)
             fan_out(self, d);
           ++st.stats.lists;
@@ -317,7 +324,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
               break;
             case event_type::deleted:
               ++st.stats.events_deleted;
-              st.deletions->record(applied->object);
+              if (st.deletions)
+                st.deletions->record(applied->object);
               break;
             default:
               break;

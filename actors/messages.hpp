@@ -108,8 +108,10 @@ struct informer_config {
   // them; at zero the HTTP client stops reading the socket.
   std::size_t event_window = 4096;
   // Recent deletions kept for subscriptions that resume from a resourceVersion
-  // (subscription_options::deletions_since; see deletion_window.hpp).
-  std::size_t deletion_window = 4096;
+  // (subscription_options::deletions_since; see deletion_window.hpp). Each holds a deleted
+  // object alive, so it is off unless a reader needs it (kinformerd's read API turns it on);
+  // with 0, such subscriptions are refused as expired.
+  std::size_t deletion_window = 0;
   std::shared_ptr<const informer_observer> observer; // null: none
 
   // The collection's URL path: /api/v1/namespaces/ns/pods, /apis/apps/v1/deployments.

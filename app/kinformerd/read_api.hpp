@@ -27,7 +27,8 @@
 //   Watch at an integer N (etcd revision): current objects at or below N are skipped (the client
 //   has them); newer ones come as ADDED, and every object deleted after N that is not in the
 //   cache now comes as DELETED (its final state), from the deletion window each informer keeps
-//   (informer_config::deletion_window), as the API server's watch cache does. So a client that
+//   (cache_options::deletion_window; kinformerd keeps read_api_deletion_window = 4096 per
+//   informer), as the API server's watch cache does. So a client that
 //   lists and then watches from the list's resourceVersion misses no deletion. When N is older
 //   than an informer's window (evicted past its bound, or before its last relist), the watch is
 //   refused with 410 Expired "too old resource version" and the client relists. Such a watch

@@ -494,7 +494,9 @@ TEST_CASE("a subscription resumed from a resourceVersion gets the deletions it m
   fixture f;
   for (int i = 0; i < 6; ++i)
     f.create("default", "cm-" + std::to_string(i));
-  auto inf = f.informer(f.config_maps_config());
+  auto config = f.config_maps_config();
+  config.deletion_window = 64;
+  auto inf = f.informer(config);
   delta_recorder watcher; // tells when the informer has applied the simulator's changes
   f.handler(inf, watcher);
   REQUIRE(f.converges(watcher));
@@ -586,6 +588,7 @@ TEST_CASE("a subscription resumed from before the deletion window is refused") {
 TEST_CASE("a subscription resuming before the informer's first list is refused") {
   fixture f;
   auto config = f.config_maps_config();
+  config.deletion_window = 64;
   // Nothing to list from: the informer's first list cannot complete.
   config.resource = group_version_resource{"", "v1", "nothings"};
   auto inf = f.informer(config);
@@ -594,4 +597,22 @@ TEST_CASE("a subscription resuming before the informer's first list is refused")
   auto refused = subscribe_error(f, inf, options);
   REQUIRE(refused);
   CHECK(refused->message.find("has not listed yet") != std::string::npos);
+}
+
+TEST_CASE("an informer without a deletion window refuses resumed subscriptions") {
+  fixture f;
+  f.create("default", "cm-0");
+  auto inf = f.informer(f.config_maps_config()); // deletion_window: 0 by default
+  delta_recorder watcher;
+  f.handler(inf, watcher);
+  REQUIRE(f.converges(watcher));
+  f.remove("default", "cm-0");
+  REQUIRE(f.converges(watcher));
+  subscription_options options;
+  options.deletions_since =
+      request<informer_stats>(*f.system, inf, atoms::stats_atom::value).resource_version;
+  auto refused = subscribe_error(f, inf, options);
+  REQUIRE(refused);
+  CHECK(refused->code == errc::expired);
+  CHECK(refused->message.find("deletion_window is 0") != std::string::npos);
 }

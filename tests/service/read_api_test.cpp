@@ -97,7 +97,9 @@ struct read_api_fixture {
     client = std::move(created).value();
     configure_actor_system(cfg);
     system = std::make_unique<caf::actor_system>(cfg);
-    cache = spawn_cache(*system, client, cache_options{});
+    cache_options cache_config;
+    cache_config.deletion_window = 1024; // as kinformerd's: resumed watches need it
+    cache = spawn_cache(*system, client, cache_config);
 
     read_api_options options;
     for (const auto& gvr : {sim::pods_resource, sim::deployments_resource})
