@@ -9,6 +9,7 @@
 #include "app/kubesim/storage.hpp"
 #include "protocol/http/api_client.hpp"
 #include "tests/support/delta_recorder.hpp"
+#include "tests/support/sim_actor_fixture.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -67,37 +68,13 @@ std::multiset<std::string> keys_of(const object_list& objects) {
   return out;
 }
 
-struct fixture {
-  sim::simulator server;
-  std::shared_ptr<api_client> client;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> system;
+struct fixture : kinformer::testing::sim_actor_fixture {
   std::optional<cache_actor> cache_handle;
-  std::vector<caf::actor> spawned;
 
-  fixture() : server(quiet()) {
-    REQUIRE(server.start().ok());
-    auto created = api_client::create(*from_server_url(server.url()));
-    REQUIRE(created.ok());
-    client = std::move(created).value();
-    configure_actor_system(cfg);
-    system = std::make_unique<caf::actor_system>(cfg);
-  }
-
+  // The cache goes first; the base then stops what was spawned, the system and the simulator.
   ~fixture() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     if (cache_handle)
       caf::anon_send_exit(*cache_handle, caf::exit_reason::user_shutdown);
-    system.reset();
-    client.reset();
-    server.stop();
-  }
-
-  static sim::simulator_options quiet() {
-    sim::simulator_options o;
-    o.bookmark_interval = 200ms;
-    return o;
   }
 
   static cache_options options() {

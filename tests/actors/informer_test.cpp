@@ -10,6 +10,7 @@
 #include "app/kubesim/storage.hpp"
 #include "protocol/http/api_client.hpp"
 #include "tests/support/delta_recorder.hpp"
+#include "tests/support/sim_actor_fixture.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -38,35 +39,8 @@ std::string config_map(const std::string& ns, const std::string& name, const std
 }
 
 // One simulator, one HTTP client, one actor system: what every test here starts from.
-struct fixture {
-  sim::simulator server;
-  std::shared_ptr<api_client> client;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> system;
-  std::vector<caf::actor> spawned;
-
-  explicit fixture(sim::simulator_options options = quiet()) : server(std::move(options)) {
-    REQUIRE(server.start().ok());
-    auto created = api_client::create(*from_server_url(server.url()));
-    REQUIRE(created.ok());
-    client = std::move(created).value();
-    configure_actor_system(cfg);
-    system = std::make_unique<caf::actor_system>(cfg);
-  }
-
-  ~fixture() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    system.reset();
-    client.reset();
-    server.stop();
-  }
-
-  static sim::simulator_options quiet() {
-    sim::simulator_options o;
-    o.bookmark_interval = 200ms;
-    return o;
-  }
+struct fixture : kinformer::testing::sim_actor_fixture {
+  using sim_actor_fixture::sim_actor_fixture;
 
   sim::storage& store() { return server.store(); }
 

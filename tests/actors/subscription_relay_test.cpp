@@ -11,6 +11,7 @@
 #include "app/kubesim/storage.hpp"
 #include "protocol/http/api_client.hpp"
 #include "tests/support/delta_recorder.hpp"
+#include "tests/support/sim_actor_fixture.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -56,36 +57,7 @@ caf::behavior relaying_cache(caf::event_based_actor* self, std::vector<informer_
   };
 }
 
-struct fixture {
-  sim::simulator server;
-  std::shared_ptr<api_client> client;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> system;
-  std::vector<caf::actor> spawned;
-
-  fixture() : server(quiet()) {
-    REQUIRE(server.start().ok());
-    auto created = api_client::create(*from_server_url(server.url()));
-    REQUIRE(created.ok());
-    client = std::move(created).value();
-    configure_actor_system(cfg);
-    system = std::make_unique<caf::actor_system>(cfg);
-  }
-
-  ~fixture() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    system.reset();
-    client.reset();
-    server.stop();
-  }
-
-  static sim::simulator_options quiet() {
-    sim::simulator_options o;
-    o.bookmark_interval = 200ms;
-    return o;
-  }
-
+struct fixture : kinformer::testing::sim_actor_fixture {
   void create(const std::string& ns, const std::string& name, const std::string& value = "v") {
     REQUIRE(server.store().create(configmaps, ns, config_map(ns, name, value)).ok());
   }
