@@ -10,6 +10,7 @@ packages=(
   prometheus-cpp-dev
   catch2
   libyaml-cpp-dev
+  libsimdjson-dev
   libssl-dev openssl
   clang-format
 )

@@ -44,8 +44,12 @@ struct decode_options {
 };
 
 // Decodes a List response body. A Status body comes back as an errc::status error whose message
-// is the Status's describe().
+// is the Status's describe(). (list_decoder.hpp decodes one as its bytes arrive.)
 result<list_page> decode_list(std::string_view body, const decode_options& options = {});
+
+// Reads a List's envelope (its items are not looked at) into `page`: kind, resourceVersion,
+// continue, remainingItemCount; returns the type its items carry when they name none.
+result<item_type> decode_list_envelope(std::string_view envelope, list_page& page);
 
 enum class event_type { added, modified, deleted, bookmark, error };
 const char* to_string(event_type type) noexcept;

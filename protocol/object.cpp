@@ -1,85 +1,17 @@
 #include "protocol/object.hpp"
 
+#include "protocol/object_scan.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 
 namespace json = boost::json;
 
 namespace kinformer {
 
-// The JSON tree and the arena it lives in. The arena is absent when the tree uses the default
-// allocator (adopted as it was parsed).
-struct object::body {
-  body() = default;
-  // The tree is constructed in the arena: assigning a value from another resource would copy
-  // it back onto the default heap.
-  body(std::unique_ptr<json::monotonic_resource> a, json::value&& v)
-      : arena(std::move(a)), value(std::move(v), json::storage_ptr(arena.get())) {}
-  body(std::unique_ptr<json::monotonic_resource> a, const json::value& v)
-      : arena(std::move(a)), value(v, json::storage_ptr(arena.get())) {}
-
-  std::unique_ptr<unsigned char[]> buffer; // the arena's memory when sized up front
-  std::unique_ptr<json::monotonic_resource> arena;
-  json::value value;
-};
-
 namespace {
-
-// A rough count of the bytes a copy of `v` needs, so the arena is allocated once.
-std::size_t estimate_bytes(const json::value& v) {
-  switch (v.kind()) {
-  case json::kind::string:
-    return v.get_string().size() + 1;
-  case json::kind::array: {
-    std::size_t n = v.get_array().size() * sizeof(json::value) + 16;
-    for (const auto& e : v.get_array())
-      n += estimate_bytes(e);
-    return n;
-  }
-  case json::kind::object: {
-    std::size_t n = v.get_object().size() * (sizeof(json::key_value_pair) + 8) + 32;
-    for (const auto& kv : v.get_object())
-      n += kv.key().size() + 1 + estimate_bytes(kv.value());
-    return n;
-  }
-  default:
-    return 0;
-  }
-}
-
-result<std::string_view> string_field(const json::object& o, std::string_view name,
-                                      std::string_view where) {
-  auto it = o.find(name);
-  if (it == o.end() || it->value().is_null())
-    return std::string_view{};
-  if (!it->value().is_string())
-    return make_error(errc::invalid_object,
-                      std::string(where) + "." + std::string(name) + " must be a string");
-  const auto& s = it->value().get_string();
-  return std::string_view(s.data(), s.size());
-}
-
-result<string_map_view> string_map_field(const json::object& meta, std::string_view name) {
-  string_map_view out;
-  auto it = meta.find(name);
-  if (it == meta.end() || it->value().is_null())
-    return out;
-  if (!it->value().is_object())
-    return make_error(errc::invalid_object, "metadata." + std::string(name) + " must be an object");
-  const auto& m = it->value().get_object();
-  out.reserve(m.size());
-  for (const auto& kv : m) {
-    if (!kv.value().is_string())
-      return make_error(errc::invalid_object, "metadata." + std::string(name) + "." +
-                                                  std::string(kv.key()) + " must be a string");
-    const auto& s = kv.value().get_string();
-    out.emplace_back(std::string_view(kv.key().data(), kv.key().size()),
-                     std::string_view(s.data(), s.size()));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 std::optional<std::string_view> find_in(const string_map_view& m, std::string_view key) {
   auto it = std::lower_bound(m.begin(), m.end(), key,
@@ -87,6 +19,27 @@ std::optional<std::string_view> find_in(const string_map_view& m, std::string_vi
   if (it != m.end() && it->first == key)
     return it->second;
   return std::nullopt;
+}
+
+// A copy of `text` followed by the padding object_scan needs.
+std::unique_ptr<char[]> padded_copy(std::string_view text) {
+  std::unique_ptr<char[]> out(new char[text.size() + scan_padding]);
+  std::memcpy(out.get(), text.data(), text.size());
+  std::memset(out.get() + text.size(), ' ', scan_padding);
+  return out;
+}
+
+// `{"kind":"Pod","apiVersion":"v1",` for an item that names no type (no comma for `{}`).
+std::string type_prefix(const item_type& type, bool has_members) {
+  std::string out = "{\"kind\":" + json::serialize(json::string_view(type.kind)) +
+                    ",\"apiVersion\":" + json::serialize(json::string_view(type.api_version));
+  out += has_members ? "," : "";
+  return out;
+}
+
+bool needs_type(const object_scan& scan, const item_type* fill) {
+  auto missing = [](const scanned_string& s) { return !s.present || s.size == 0; };
+  return fill && !fill->kind.empty() && missing(scan.kind) && missing(scan.api_version);
 }
 
 } // namespace
@@ -99,191 +52,178 @@ std::optional<std::string_view> object_meta::annotation(std::string_view key) co
   return find_in(annotations, key);
 }
 
-object::object(std::unique_ptr<body> b) : body_(std::move(b)) {}
+// Turns a scan of an object's text into the object: the scan's byte ranges become views into
+// the object's own copy of the text.
+struct object::builder {
+  const object_scan& scan;
+  object& obj;
+  std::size_t shift = 0;      // the scan's offset of the object's first byte
+  char* decoded_at = nullptr; // next free byte of obj.decoded_
+
+  std::string_view view(const scanned_string& s) {
+    if (!s.present)
+      return {};
+    if (!s.escaped)
+      return {obj.text_.get() + (s.begin - shift), s.size};
+    std::memcpy(decoded_at, s.unescaped.data(), s.unescaped.size());
+    std::string_view out(decoded_at, s.unescaped.size());
+    decoded_at += s.unescaped.size();
+    return out;
+  }
+
+  string_map_view map(const std::vector<std::pair<scanned_string, scanned_string>>& entries) {
+    string_map_view out;
+    out.reserve(entries.size());
+    for (const auto& [k, v] : entries)
+      out.emplace_back(view(k), view(v));
+    // Sorted for lookups; a key given twice keeps its last value, as a JSON decoder would.
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto last = std::unique(out.rbegin(), out.rend(),
+                            [](const auto& a, const auto& b) { return a.first == b.first; });
+    out.erase(out.begin(), last.base());
+    out.shrink_to_fit();
+    return out;
+  }
+
+  void build() {
+    if (scan.escaped_bytes != 0) {
+      obj.decoded_.reset(new char[scan.escaped_bytes]);
+      decoded_at = obj.decoded_.get();
+    }
+    if (scan.metadata.present) {
+      obj.metadata_begin_ = static_cast<std::uint32_t>(scan.metadata.begin - shift);
+      obj.metadata_end_ = static_cast<std::uint32_t>(scan.metadata.end - shift);
+    }
+    obj.kind_ = view(scan.kind);
+    obj.api_version_ = view(scan.api_version);
+    object_meta& m = obj.meta_;
+    m.namespace_ = view(scan.namespace_);
+    m.name = view(scan.name);
+    m.uid = view(scan.uid);
+    m.resource_version = view(scan.resource_version);
+    m.deletion_timestamp = view(scan.deletion_timestamp);
+    m.generation = scan.generation;
+    m.labels = map(scan.labels);
+    m.annotations = map(scan.annotations);
+    m.owner_references.reserve(scan.owner_references.size());
+    for (const auto& r : scan.owner_references)
+      m.owner_references.push_back(owner_reference{view(r.api_version), view(r.kind), view(r.name),
+                                                   view(r.uid), r.controller,
+                                                   r.block_owner_deletion});
+    obj.key_ = make_object_key(m.namespace_, m.name);
+  }
+};
+
 object::~object() = default;
 
-const json::value& object::json() const noexcept {
-  return body_->value;
-}
-
-result<object_ptr> object::finish(std::unique_ptr<body> b) {
-  if (!b->value.is_object())
-    return make_error(errc::invalid_object, "a Kubernetes object must be a JSON object");
-  // std::make_shared cannot reach the private constructor.
-  auto obj = std::shared_ptr<object>(new object(std::move(b)));
-  const auto& root = obj->body_->value.get_object();
-
-  auto kind = string_field(root, "kind", "object");
-  if (!kind)
-    return std::move(kind).err();
-  auto api_version = string_field(root, "apiVersion", "object");
-  if (!api_version)
-    return std::move(api_version).err();
-  obj->kind_ = *kind;
-  obj->api_version_ = *api_version;
-
-  auto mit = root.find("metadata");
-  if (mit != root.end() && !mit->value().is_null()) {
-    if (!mit->value().is_object())
-      return make_error(errc::invalid_object, "metadata must be an object");
-    const auto& meta = mit->value().get_object();
-    object_meta& m = obj->meta_;
-    for (auto [field, target] :
-         {std::pair{"namespace", &m.namespace_}, std::pair{"name", &m.name},
-          std::pair{"uid", &m.uid}, std::pair{"resourceVersion", &m.resource_version},
-          std::pair{"deletionTimestamp", &m.deletion_timestamp}}) {
-      auto v = string_field(meta, field, "metadata");
-      if (!v)
-        return std::move(v).err();
-      *target = *v;
-    }
-    if (auto git = meta.find("generation"); git != meta.end() && !git->value().is_null()) {
-      if (auto g = git->value().if_int64())
-        m.generation = *g;
-      else if (auto u = git->value().if_uint64())
-        m.generation = static_cast<std::int64_t>(*u);
-      else
-        return make_error(errc::invalid_object, "metadata.generation must be an integer");
-    }
-    auto labels = string_map_field(meta, "labels");
-    if (!labels)
-      return std::move(labels).err();
-    m.labels = std::move(*labels);
-    auto annotations = string_map_field(meta, "annotations");
-    if (!annotations)
-      return std::move(annotations).err();
-    m.annotations = std::move(*annotations);
-
-    if (auto oit = meta.find("ownerReferences"); oit != meta.end() && !oit->value().is_null()) {
-      if (!oit->value().is_array())
-        return make_error(errc::invalid_object, "metadata.ownerReferences must be an array");
-      for (const auto& ref : oit->value().get_array()) {
-        if (!ref.is_object())
-          return make_error(errc::invalid_object, "metadata.ownerReferences[] must be objects");
-        const auto& r = ref.get_object();
-        owner_reference out;
-        for (auto [field, target] :
-             {std::pair{"apiVersion", &out.api_version}, std::pair{"kind", &out.kind},
-              std::pair{"name", &out.name}, std::pair{"uid", &out.uid}}) {
-          auto v = string_field(r, field, "metadata.ownerReferences[]");
-          if (!v)
-            return std::move(v).err();
-          *target = *v;
-        }
-        if (auto c = r.find("controller"); c != r.end() && c->value().is_bool())
-          out.controller = c->value().get_bool();
-        if (auto b = r.find("blockOwnerDeletion"); b != r.end() && b->value().is_bool())
-          out.block_owner_deletion = b->value().get_bool();
-        m.owner_references.push_back(out);
+result<object_ptr> object::parse(std::string_view json_text, const object_transform* transform,
+                                 const item_type* fill_type) {
+  if (transform && *transform) {
+    // The transform needs a tree: parse, fill, transform, and keep the result's text.
+    boost::system::error_code ec;
+    json::parse_options options;
+    options.max_depth = 256;
+    json::value tree = json::parse(json_text, ec, {}, options);
+    if (ec)
+      return make_error(errc::invalid_json, ec.message());
+    if (auto* o = tree.if_object(); o && fill_type && !fill_type->kind.empty()) {
+      auto missing = [&](std::string_view name) {
+        auto it = o->find(name);
+        return it == o->end() || it->value().is_null() ||
+               (it->value().is_string() && it->value().get_string().empty());
+      };
+      if (missing("kind") && missing("apiVersion")) {
+        (*o)["kind"] = fill_type->kind;
+        (*o)["apiVersion"] = fill_type->api_version;
       }
     }
+    (*transform)(tree);
+    return parse(json::serialize(tree));
   }
-  obj->key_ = make_object_key(obj->meta_.namespace_, obj->meta_.name);
+
+  thread_local object_scan scan;
+  auto obj = std::shared_ptr<object>(new object());
+  obj->text_ = padded_copy(json_text);
+  obj->size_ = json_text.size();
+  auto scanned = scan_object(obj->json_text(), scan);
+  if (!scanned)
+    return std::move(scanned).err();
+  if (needs_type(scan, fill_type) && scan.type_members) {
+    // "kind": "" or "apiVersion": null in the text: replaced in a tree, not duplicated.
+    static const object_transform keep_as_is = [](json::value&) {};
+    return parse(json_text, &keep_as_is, fill_type);
+  }
+  if (needs_type(scan, fill_type)) {
+    // Insert the type after the opening brace: the text moves once, and so does every range.
+    const std::string prefix = type_prefix(*fill_type, scan.has_members);
+    const std::size_t at = scan.object.begin + 1;
+    std::string filled;
+    filled.reserve(json_text.size() + prefix.size());
+    filled.append(json_text.substr(0, scan.object.begin)).append(prefix);
+    filled.append(json_text.substr(at));
+    return parse(filled);
+  }
+  builder{scan, *obj}.build();
   return object_ptr(std::move(obj));
 }
 
-std::unique_ptr<object::body> object::copy_into_arena(const json::value& v) {
-  // The arena gets one buffer of the estimated size (an upper bound); its own first block would
-  // be rounded up to a power of two, wasting up to half of it for as long as the object lives.
-  const std::size_t size = estimate_bytes(v) + 64;
-  std::unique_ptr<unsigned char[]> buffer(new unsigned char[size]);
-  auto b = std::make_unique<object::body>(
-      std::make_unique<json::monotonic_resource>(buffer.get(), size), v);
-  b->buffer = std::move(buffer);
-  return b;
-}
-
-result<object_ptr> object::adopt(std::unique_ptr<json::monotonic_resource> arena,
-                                 json::value&& value, const object_transform* transform) {
-  if (transform && *transform) {
-    (*transform)(value);
-    return finish(copy_into_arena(value));
-  }
-  // Same resource on both sides: the tree moves, nothing is copied.
-  return finish(std::make_unique<body>(std::move(arena), std::move(value)));
+result<object_ptr> object::from_scan(std::string_view buffer, const object_scan& scan) {
+  const std::string_view text =
+      buffer.substr(scan.object.begin, scan.object.end - scan.object.begin);
+  auto obj = std::shared_ptr<object>(new object());
+  obj->text_ = padded_copy(text);
+  obj->size_ = text.size();
+  builder{scan, *obj, scan.object.begin}.build();
+  return object_ptr(std::move(obj));
 }
 
 result<object_ptr> object::from_json(const json::value& value, const object_transform* transform) {
   if (transform && *transform) {
-    json::value scratch(value);
+    json::value scratch(value, json::storage_ptr());
     (*transform)(scratch);
-    return finish(copy_into_arena(scratch));
+    return parse(json::serialize(scratch));
   }
-  return finish(copy_into_arena(value));
+  return parse(json::serialize(value));
 }
 
-result<object_ptr> object::from_json(json::value&& value, const object_transform* transform) {
-  if (transform && *transform)
-    (*transform)(value);
-  if (value.storage().get() == json::storage_ptr().get()) {
-    auto b = std::make_unique<body>();
-    b->value = std::move(value);
-    return finish(std::move(b));
-  }
-  return finish(copy_into_arena(value));
-}
-
-result<object_ptr> object::parse(std::string_view json_text, const object_transform* transform) {
-  json::monotonic_resource scratch(json_text.size() * 2 + 256);
-  boost::system::error_code ec;
-  json::value v = json::parse(json_text, ec, json::storage_ptr(&scratch));
-  if (ec)
-    return make_error(errc::invalid_json, ec.message());
-  if (transform && *transform)
-    (*transform)(v);
-  return finish(copy_into_arena(v));
-}
-
-std::string object::to_json() const {
-  return json::serialize(body_->value);
+json::value object::tree() const {
+  json::parse_options options;
+  options.max_depth = 256;
+  // The text was validated when the object was made: this cannot fail.
+  return json::parse(json_text(), {}, options);
 }
 
 std::size_t object::heap_bytes() const noexcept {
-  std::size_t n = sizeof(object) + sizeof(body) + key_.capacity();
+  std::size_t n = sizeof(object) + size_ + scan_padding + key_.capacity();
   n += (meta_.labels.capacity() + meta_.annotations.capacity()) *
        sizeof(string_map_view::value_type);
   n += meta_.owner_references.capacity() * sizeof(owner_reference);
-  n += estimate_bytes(body_->value);
   return n;
 }
 
 object_ptr object::to_partial_metadata() const {
-  json::object out;
-  out["kind"] = "PartialObjectMetadata";
-  out["apiVersion"] = "meta.k8s.io/v1";
-  const auto& root = body_->value.get_object();
-  if (auto it = root.find("metadata"); it != root.end())
-    out["metadata"] = it->value();
+  std::string text = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
+  // The metadata's own text is copied as it is.
+  if (metadata_end_ > metadata_begin_)
+    text.append(text_.get() + metadata_begin_, metadata_end_ - metadata_begin_);
   else
-    out["metadata"] = json::object();
+    text += "{}";
+  text += "}";
   // Every field of the source was already validated, so this cannot fail.
-  return *finish(copy_into_arena(json::value(std::move(out))));
+  return *parse(text);
+}
+
+std::optional<std::string> object::field(std::string_view dotted_path) const {
+  if (dotted_path == "metadata.name")
+    return std::string(meta_.name);
+  if (dotted_path == "metadata.namespace")
+    return std::string(meta_.namespace_);
+  return scan_field({text_.get(), size_}, dotted_path);
 }
 
 std::optional<std::string> field_value(const object& obj, std::string_view dotted_path) {
-  const json::value* cur = &obj.json();
-  while (!dotted_path.empty()) {
-    auto dot = dotted_path.find('.');
-    auto part = dotted_path.substr(0, dot);
-    dotted_path = dot == std::string_view::npos ? std::string_view{} : dotted_path.substr(dot + 1);
-    if (!cur->is_object())
-      return std::nullopt;
-    auto it = cur->get_object().find(part);
-    if (it == cur->get_object().end())
-      return std::nullopt;
-    cur = &it->value();
-  }
-  switch (cur->kind()) {
-  case json::kind::string:
-    return std::string(cur->get_string());
-  case json::kind::null:
-    return std::nullopt;
-  case json::kind::object:
-  case json::kind::array:
-    return std::nullopt;
-  default:
-    return json::serialize(*cur);
-  }
+  return obj.field(dotted_path);
 }
 
 } // namespace kinformer

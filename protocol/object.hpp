@@ -1,18 +1,17 @@
 #pragma once
-// The object handle: one immutable, parsed Kubernetes object, shared by pointer.
+// The object handle: one immutable Kubernetes object, shared by pointer.
 //
-// An object owns its JSON tree (in its own arena) and reads the metadata fields once, as views
-// into that tree. It is never modified after construction, so `object_ptr` can be handed between
-// threads and actors freely: copying the pointer is the only copy ever made.
+// An object is its JSON text, as the server sent it (or as a transform made it): those bytes are
+// what is stored and what every reader that sends objects on sends. Beside them sit the metadata
+// fields every component needs (namespace, name, labels, ...), read once while the text was
+// validated, as views into the text. No JSON tree is kept: `tree()` parses one for a caller
+// that wants it. An object is never modified after construction, so `object_ptr` can be handed
+// between threads and actors freely: copying the pointer is the only copy ever made.
 
 #include "protocol/gvk.hpp"
 #include "protocol/result.hpp"
 
 #include <boost/json/fwd.hpp>
-
-namespace boost::json {
-class monotonic_resource;
-} // namespace boost::json
 
 #include <cstdint>
 #include <functional>
@@ -26,6 +25,7 @@ class monotonic_resource;
 namespace kinformer {
 
 class object;
+struct object_scan;
 using object_ptr = std::shared_ptr<const object>;
 
 // Labels and annotations as views into the object's JSON, sorted by key.
@@ -58,63 +58,71 @@ struct object_meta {
 };
 
 // Applied to a freshly parsed object before it is frozen (for example, dropping
-// metadata.managedFields). It receives the whole object value and may change it in place.
+// metadata.managedFields). It receives the whole object value and may change it in place; the
+// object then stores the transformed tree's text.
 using object_transform = std::function<void(boost::json::value&)>;
+
+// The type a List's items carry when they name none (PodList items have no kind/apiVersion):
+// filled in when both are missing, as client-go's unstructured decoder does.
+struct item_type {
+  std::string kind;        // "Pod"; empty: fill nothing
+  std::string api_version; // "v1"
+};
 
 class object {
 public:
-  // Builds an object from a JSON value: copies `value` into the object's own arena, after
-  // applying `transform` to a mutable copy when one is given. Fails when `value` is not a JSON
-  // object or its metadata has the wrong shape.
+  // Builds an object from JSON text: validates all of it, reads the metadata, and keeps a copy
+  // of the text (or of what `transform` made of it). Fails with errc::invalid_json for text that
+  // is not JSON and errc::invalid_object for JSON that is not an object or whose metadata has
+  // the wrong shape.
+  static result<object_ptr> parse(std::string_view json_text,
+                                  const object_transform* transform = nullptr,
+                                  const item_type* fill_type = nullptr);
+  // Builds an object from text found by a scan of a larger buffer (a watch event line):
+  // `scan.object` says where the object's text is in `buffer`, and every range is an offset
+  // into `buffer`. Copies only the object's own text.
+  static result<object_ptr> from_scan(std::string_view buffer, const object_scan& scan);
+  // Builds an object from a JSON value (serialised once).
   static result<object_ptr> from_json(const boost::json::value& value,
                                       const object_transform* transform = nullptr);
-  // Takes ownership of `value` without copying when it is allocated with the default
-  // allocator, copying otherwise.
-  static result<object_ptr> from_json(boost::json::value&& value,
-                                      const object_transform* transform = nullptr);
-  // Takes `value` together with the arena it was parsed into, without copying: the object keeps
-  // the arena alive. `value` must be allocated from `arena` (anything else in the arena, such as
-  // a watch event's envelope, stays until the object goes). With a transform, the transformed
-  // tree is copied into a right-sized arena instead, so that what the transform dropped is freed.
-  static result<object_ptr> adopt(std::unique_ptr<boost::json::monotonic_resource> arena,
-                                  boost::json::value&& value,
-                                  const object_transform* transform = nullptr);
-  // Parses JSON text and builds an object.
-  static result<object_ptr> parse(std::string_view json_text,
-                                  const object_transform* transform = nullptr);
 
   object(const object&) = delete;
   object& operator=(const object&) = delete;
   ~object();
 
-  // The tree, read-only. To copy it, give the copy its own storage:
-  // `boost::json::value copy(obj->json(), {})`. Boost.JSON's plain copy constructor allocates
-  // from the source's resource, which is this object's arena: that is not thread-safe and
-  // grows the arena for as long as the object lives.
-  const boost::json::value& json() const noexcept;
+  // The object's JSON text: what was received (or what a transform made), byte for byte.
+  std::string_view json_text() const noexcept { return {text_.get(), size_}; }
+  // A parsed tree of the text, owned by the caller (default allocator). Costs a parse on every
+  // call and about three times the text in memory while the caller keeps it.
+  boost::json::value tree() const;
   const object_meta& meta() const noexcept { return meta_; }
   // "namespace/name", or "name" when cluster-scoped.
   const std::string& key() const noexcept { return key_; }
   std::string_view kind() const noexcept { return kind_; }
   std::string_view api_version() const noexcept { return api_version_; }
 
-  // The JSON text of the whole object (serialised on every call).
-  std::string to_json() const;
-  // Approximate heap bytes held by this object: for memory accounting.
+  // The JSON text as a string (a copy of json_text()).
+  std::string to_json() const { return std::string(json_text()); }
+  // Heap bytes held by this object: for memory accounting.
   std::size_t heap_bytes() const noexcept;
 
   // A metadata-only projection of this object as PartialObjectMetadata
-  // (apiVersion meta.k8s.io/v1), keeping the original kind and apiVersion in `typeMeta`-less form
-  // exactly as the API server returns it for `as=PartialObjectMetadata`.
+  // (apiVersion meta.k8s.io/v1), exactly as the API server returns it for
+  // `as=PartialObjectMetadata`: its metadata text is copied as it is.
   object_ptr to_partial_metadata() const;
 
-private:
-  struct body;
-  explicit object(std::unique_ptr<body> b);
-  static result<object_ptr> finish(std::unique_ptr<body> b);
-  static std::unique_ptr<body> copy_into_arena(const boost::json::value& v);
+  // Reads a dotted path ("status.phase", "spec.nodeName") from the text: for field selectors and
+  // field indexes. metadata.name and metadata.namespace come from meta().
+  std::optional<std::string> field(std::string_view dotted_path) const;
 
-  std::unique_ptr<body> body_;
+private:
+  struct builder;
+  object() = default;
+
+  std::unique_ptr<char[]> text_; // the JSON text, followed by scan_padding bytes
+  std::size_t size_ = 0;
+  std::unique_ptr<char[]> decoded_; // metadata strings that had escapes in the text, decoded
+  std::uint32_t metadata_begin_ = 0, metadata_end_ = 0; // the text of "metadata"; empty: none
   object_meta meta_;
   std::string key_;
   std::string_view kind_;

@@ -52,9 +52,9 @@ std::string to_json_line(const fields& f, const object* whole) {
   }
   auto text = boost::json::serialize(line);
   if (whole) {
-    // Spliced as text: serialising the object directly avoids copying its tree.
+    // The object's stored text, spliced in as it is.
     text.pop_back();
-    text += ",\"object\":" + boost::json::serialize(whole->json()) + "}";
+    text.append(",\"object\":").append(whole->json_text()).append("}");
   }
   return text;
 }

@@ -184,7 +184,7 @@ std::string list_body(const read_request& req, const std::string& resource_versi
   for (std::size_t i = offset; i < offset + count; ++i) {
     if (i != offset)
       body += ',';
-    body += items[i]->to_json();
+    body.append(items[i]->json_text());
   }
   body += "]}";
   return body;
@@ -337,9 +337,11 @@ void serve_get(const state_ptr& st, read_request req, std::shared_ptr<http_excha
         [self, st, req, exchange, failed](const std::string&) {
           self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
                         cache_get_request{req.kind(), req.namespace_, req.name})
-              .then([exchange](
-                        const object_ptr& obj) { exchange->respond(json_reply(obj->to_json())); },
-                    [failed](const caf::error& err) { failed(from_caf_error(err)); });
+              .then(
+                  [exchange](const object_ptr& obj) {
+                    exchange->respond(json_reply(std::string(obj->json_text())));
+                  },
+                  [failed](const caf::error& err) { failed(from_caf_error(err)); });
         },
         failed);
   });
@@ -397,25 +399,25 @@ struct watch_context {
       if (!req.matches(*d.object))
         return {};
       note_version(d.object->meta().resource_version);
-      return watch_line("ADDED", d.object->to_json());
+      return watch_line("ADDED", d.object->json_text());
     }
     case delta_type::updated: {
       bool was = d.old_object && req.matches(*d.old_object);
       bool is = req.matches(*d.object);
       note_version(d.object->meta().resource_version);
       if (was && is)
-        return watch_line("MODIFIED", d.object->to_json());
+        return watch_line("MODIFIED", d.object->json_text());
       if (is)
-        return watch_line("ADDED", d.object->to_json());
+        return watch_line("ADDED", d.object->json_text());
       if (was) // it left the selection: to this client it is gone
-        return watch_line("DELETED", d.old_object->to_json());
+        return watch_line("DELETED", d.old_object->json_text());
       return {};
     }
     case delta_type::deleted:
       if (!req.matches(*d.object))
         return {};
       note_version(d.object->meta().resource_version);
-      return watch_line("DELETED", d.object->to_json());
+      return watch_line("DELETED", d.object->json_text());
     }
     return {};
   }

@@ -140,9 +140,9 @@ std::string batch_body(const std::vector<waiting_delta>& batch, bool include_obj
                               {"resourceVersion", w.d.object->meta().resource_version}};
     auto text = boost::json::serialize(entry);
     if (include_objects) {
-      // Spliced as text, so the object's tree is never copied.
+      // The object's stored text, spliced in as it is.
       text.pop_back();
-      text += ",\"object\":" + boost::json::serialize(w.d.object->json()) + "}";
+      text.append(",\"object\":").append(w.d.object->json_text()).append("}");
     }
     body += text;
   }

@@ -138,7 +138,7 @@ bool churn::update_pod(action what) {
   }
   // A copy on the default heap (never in the stored object's arena), carrying
   // metadata.resourceVersion: a CAS write.
-  json::value body(current->object->json(), json::storage_ptr());
+  json::value body = current->object->tree();
   switch (what) {
   case action::relabel:
     generator_.change_labels(body);

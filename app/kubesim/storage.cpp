@@ -120,12 +120,6 @@ std::string_view serialize_to_buffer(const json::value& v) {
   return std::string_view(buffer.data(), used);
 }
 
-// The JSON text of `v` in a string of exactly its size (json::serialize leaves up to half of a
-// larger string's capacity unused, and every stored object keeps its text).
-std::shared_ptr<const std::string> serialize_exact(const json::value& v) {
-  return std::make_shared<const std::string>(serialize_to_buffer(v));
-}
-
 // True when both texts hold the same bytes, counted, in any order.
 bool same_byte_counts(std::string_view a, std::string_view b) {
   std::array<std::uint32_t, 256> counts{};
@@ -146,7 +140,7 @@ bool same_content(const json::value& body, const stored_object& existing) {
     return true;
   if (text.size() != existing.json->size() || !same_byte_counts(text, *existing.json))
     return false;
-  return body == existing.object->json();
+  return body == existing.object->tree();
 }
 
 // The stored form of a validated object, built once: the tree copied into the object's own
@@ -156,13 +150,13 @@ api_result<stored_object> freeze(const json::value& body) {
   auto frozen = object::from_json(body);
   if (!frozen)
     return bad_request(frozen.err().message);
-  auto text = serialize_exact(frozen.value()->json());
+  auto text = std::make_shared<const std::string>(frozen.value()->json_text());
   return stored_object{std::move(frozen.value()), std::move(text)};
 }
 
 stored_object metadata_projection(const stored_object& full) {
   object_ptr partial = full.object->to_partial_metadata();
-  return {partial, serialize_exact(partial->json())};
+  return {partial, std::make_shared<const std::string>(partial->json_text())};
 }
 
 std::optional<std::uint64_t> parse_revision(std::string_view text) {
@@ -314,7 +308,7 @@ private:
   // event's resourceVersion, as the watch cache does.
   const stored_object& previous_at_event() {
     if (!previous_at_event_.object) {
-      json::value v = scratch_copy(ev_.previous.object->json());
+      json::value v = ev_.previous.object->tree();
       v.get_object()["metadata"].get_object()["resourceVersion"] =
           std::to_string(ev_.resource_version);
       previous_at_event_ = freeze(v).value(); // a copy of a valid object: cannot fail
@@ -555,7 +549,8 @@ struct storage::impl final : watch_registry {
     auto rv = string_at(meta, "resourceVersion");
     if (!rv.empty() && rv != old_meta.resource_version)
       return conflict(info.gvr, path_name);
-    const auto& old = existing.object->json().get_object();
+    const json::value old_tree = existing.object->tree();
+    const auto& old = old_tree.get_object();
     const auto& old_metadata = old.at("metadata").get_object();
     for (std::string_view field : {"uid", "creationTimestamp", "deletionTimestamp",
                                    "deletionGracePeriodSeconds", "generation"}) {
@@ -871,7 +866,7 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
   if (!found)
     return found;
   const stored_object existing = *found;
-  json::value patched = scratch_copy(existing.object->json());
+  json::value patched = existing.object->tree();
   if (type == patch_type::json_patch) {
     if (auto applied = apply_json_patch(patched, patch); !applied)
       return make_failure(422, "Invalid", applied.err().message);
@@ -899,7 +894,7 @@ api_result<stored_object> storage::remove(const group_version_resource& gvr, std
   if (!expected_resource_version.empty() && expected_resource_version != meta.resource_version)
     return precondition_conflict(gvr, name, expected_resource_version,
                                  parse_revision(meta.resource_version).value_or(0));
-  json::value body = scratch_copy(existing.object->json());
+  json::value body = existing.object->tree();
   auto& m = body.get_object()["metadata"].get_object();
   const auto* finalizers = m.if_contains("finalizers");
   if (finalizers && finalizers->is_array() && !finalizers->get_array().empty()) {

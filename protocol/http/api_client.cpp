@@ -5,6 +5,7 @@
 
 #include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
+#include "protocol/list_decoder.hpp"
 #include "protocol/retry_after.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -47,9 +48,8 @@ namespace {
 // Awaits without throwing: every operation yields (error_code, values...).
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
-constexpr std::size_t read_chunk_bytes = 64 * 1024;
-// A watch reads the socket in large pieces: at ~3.5 KB an event, one read serves dozens of
-// events (small reads cost a recvmsg and a coroutine resumption each).
+// Lists, gets and watches read the socket in large pieces: at ~3.5 KB an object, one read serves
+// dozens of objects (small reads cost a recvmsg and a coroutine resumption each).
 constexpr std::size_t stream_read_bytes = 256 * 1024;
 // Room a watch asks of its line buffer before each read (it takes what is there, often more).
 constexpr std::size_t min_line_room = 64 * 1024;
@@ -416,8 +416,33 @@ struct raw_response {
   int status_code = 0;
   std::string content_type;
   std::optional<int> retry_after_seconds;
-  std::string body;
+  std::string body; // empty when a body_sink took a 2xx body
 };
+
+// Takes a 2xx body piece by piece as it arrives (a list's items are decoded as they come);
+// an error stops the exchange and closes the connection.
+using body_sink = std::function<status_result(std::string_view)>;
+
+// One deadline for a whole exchange: when it passes, the connection is closed, which fails
+// whatever read is pending. Reads arm no timer of their own.
+struct exchange_deadline {
+  bool finished = false; // the exchange is over: a late expiry must not touch the connection
+  bool expired = false;
+};
+
+std::shared_ptr<exchange_deadline> arm_deadline(asio::steady_timer& timer,
+                                                clock_type::time_point deadline,
+                                                std::shared_ptr<connection> conn) {
+  auto state = std::make_shared<exchange_deadline>();
+  timer.expires_at(deadline);
+  timer.async_wait([state, conn = std::move(conn)](error_code ec) {
+    if (ec || state->finished)
+      return;
+    state->expired = true;
+    conn->close();
+  });
+  return state;
+}
 
 // The failure of a non-2xx answer, with the decoded Status when the body is one.
 std::pair<error, response_info> describe_failure(const raw_response& response) {
@@ -492,9 +517,9 @@ struct api_client::impl {
 
   awaitable<result<std::shared_ptr<connection>>> open_connection(operation& op);
   awaitable<result<raw_response>> exchange_once(operation& op, const std::string& target,
-                                                std::string_view accept);
+                                                std::string_view accept, const body_sink& sink);
   awaitable<result<raw_response>> exchange(operation& op, api_verb verb, const std::string& target,
-                                           std::string_view accept);
+                                           std::string_view accept, const body_sink& sink = {});
   awaitable<void> run_list(std::shared_ptr<operation> op, list_request request,
                            list_callback callback);
   awaitable<void> run_get(std::shared_ptr<operation> op, std::string path, std::string accept,
@@ -580,8 +605,10 @@ awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection
   co_return conn;
 }
 
-awaitable<result<raw_response>>
-api_client::impl::exchange_once(operation& op, const std::string& target, std::string_view accept) {
+awaitable<result<raw_response>> api_client::impl::exchange_once(operation& op,
+                                                                const std::string& target,
+                                                                std::string_view accept,
+                                                                const body_sink& sink) {
   // A kept-alive connection may have been closed by the server meanwhile: when a reused one
   // fails before the response header, the request is sent again on a fresh connection.
   for (int attempt = 0;; ++attempt) {
@@ -614,17 +641,42 @@ api_client::impl::exchange_once(operation& op, const std::string& target, std::s
     response.status_code = static_cast<int>(header.result_int());
     response.content_type = std::string(header[bhttp::field::content_type]);
     response.retry_after_seconds = retry_after_header(header[bhttp::field::retry_after]);
-    std::vector<char> chunk(read_chunk_bytes);
+    const bool streamed = sink && response.status_code / 100 == 2;
+    asio::steady_timer timer(ioc);
+    auto guard = arm_deadline(timer, deadline, conn);
+    // Read buffers come and go with the exchange: a connection kept alive holds none.
+    std::unique_ptr<char[]> chunk(new char[stream_read_bytes]);
     while (!parser.is_done()) {
-      auto [rec, n] = co_await conn->read_body_some(parser, chunk.data(), chunk.size(), deadline);
-      if (rec)
+      auto [rec, n] = co_await conn->read_body_into(parser, chunk.get(), stream_read_bytes);
+      if (rec == asio::error::eof && parser.is_done())
+        rec = {};
+      if (rec || (n == 0 && !parser.is_done())) {
+        guard->finished = true;
+        if (guard->expired)
+          co_return make_error(errc::timeout, "GET " + target + " timed out");
+        if (!rec)
+          rec = asio::error::eof;
         co_return failure(rec, op, conn.get(), "reading the response to GET " + target);
-      if (response.body.size() + n > options.max_body_bytes)
+      }
+      if (streamed) {
+        if (auto taken = sink(std::string_view(chunk.get(), n)); !taken) {
+          guard->finished = true;
+          conn->close(); // the rest of the body is unread: the connection cannot be reused
+          co_return std::move(taken).err();
+        }
+        continue;
+      }
+      if (response.body.size() + n > options.max_body_bytes) {
+        guard->finished = true;
+        conn->close();
         co_return make_error(errc::too_large, "the response to GET " + target + " is larger than " +
                                                   std::to_string(options.max_body_bytes) +
                                                   " bytes");
-      response.body.append(chunk.data(), n);
+      }
+      response.body.append(chunk.get(), n);
     }
+    guard->finished = true;
+    timer.cancel();
     op.conn.reset();
     if (parser.keep_alive() && !stopping && idle.size() < options.max_idle_connections)
       idle.push_back(std::move(conn));
@@ -634,14 +686,15 @@ api_client::impl::exchange_once(operation& op, const std::string& target, std::s
 
 awaitable<result<raw_response>> api_client::impl::exchange(operation& op, api_verb verb,
                                                            const std::string& target,
-                                                           std::string_view accept) {
+                                                           std::string_view accept,
+                                                           const body_sink& sink) {
   auto started = clock_type::now();
-  auto response = co_await exchange_once(op, target, accept);
+  auto response = co_await exchange_once(op, target, accept, sink);
   observe(verb, started, response ? response->status_code : 0);
   // A rotated token shows up as a 401: re-read it and try once more if it changed.
   if (response && response->status_code == 401 && tokens.refresh() && !op.aborted) {
     started = clock_type::now();
-    response = co_await exchange_once(op, target, accept);
+    response = co_await exchange_once(op, target, accept, sink);
     observe(verb, started, response ? response->status_code : 0);
   }
   co_return response;
@@ -650,11 +703,44 @@ awaitable<result<raw_response>> api_client::impl::exchange(operation& op, api_ve
 awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_request request,
                                            list_callback callback) {
   track(op);
-  auto response = co_await exchange(*op, api_verb::list, build_list_target(request),
-                                    request.metadata_only ? accept_metadata_list : accept_json);
+  // Items are decoded as the body arrives; the body itself is never held. A 401 retry starts
+  // a fresh decoder (the first attempt's body was a Status, not a List).
+  std::optional<list_decoder> decoder;
+  std::vector<object_ptr> items;
+  std::string head; // the body's first bytes: a Status in a 2xx body is read from them
+  constexpr std::size_t head_bytes = 64 * 1024;
+  bool decode_failed = false;
+  body_sink sink = [&](std::string_view bytes) -> status_result {
+    if (!decoder) {
+      // A list's limit is on each item, not on the body, which is never held.
+      decoder.emplace(decode_options{request.transform}, options.max_body_bytes);
+      items.clear();
+      head.clear();
+    }
+    if (head.size() < head_bytes)
+      head.append(bytes.substr(0, head_bytes - head.size()));
+    const std::size_t before = items.size();
+    auto fed = decoder->feed(bytes, items);
+    decode_failed = !fed;
+    if (fed && request.on_items && items.size() != before && decoder->types_known()) {
+      request.on_items(std::vector<object_ptr>(std::make_move_iterator(items.begin()),
+                                               std::make_move_iterator(items.end())));
+      items.clear();
+    }
+    return fed;
+  };
+  auto response =
+      co_await exchange(*op, api_verb::list, build_list_target(request),
+                        request.metadata_only ? accept_metadata_list : accept_json, sink);
   untrack(*op);
   if (!response) {
-    callback(std::move(response).err(), response_info{});
+    response_info info;
+    if (decode_failed) {
+      info.http_status = 200; // the answer came, but its body is no List
+      if (response.err().code == errc::status)
+        info.server_status = decode_status(head);
+    }
+    callback(std::move(response).err(), info);
     co_return;
   }
   if (response->status_code / 100 != 2) {
@@ -664,9 +750,13 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
   }
   response_info info;
   info.http_status = response->status_code;
-  auto page = decode_list(response->body, decode_options{request.transform});
+  if (!decoder)
+    decoder.emplace(decode_options{request.transform}); // an empty body
+  auto page = decoder->finish(items);
   if (!page && page.err().code == errc::status)
-    info.server_status = decode_status(response->body); // a Status in a 2xx body
+    info.server_status = decode_status(head); // a Status in a 2xx body
+  if (page)
+    page->items = std::move(items);
   callback(std::move(page), info);
 }
 
@@ -813,7 +903,7 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
     raw_response response;
     response.status_code = status_code;
     response.retry_after_seconds = retry_after_header(parser.get()[bhttp::field::retry_after]);
-    std::vector<char> chunk(read_chunk_bytes);
+    std::vector<char> chunk(64 * 1024);
     while (!parser.is_done() && response.body.size() < max_error_body_bytes) {
       auto [rec, n] =
           co_await conn->read_body_some(parser, chunk.data(), chunk.size(), header_deadline);

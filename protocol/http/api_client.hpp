@@ -60,8 +60,10 @@ struct client_options {
   // Bound on a whole list/get exchange, and on a watch's response header.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   std::chrono::milliseconds token_recheck_interval{std::chrono::seconds(60)};
-  std::size_t max_body_bytes = std::size_t{1} << 30; // list/get bodies larger fail as too_large
-  std::size_t max_idle_connections = 4;              // kept-alive connections for lists and gets
+  // A get body, or one list item, larger fails as too_large (a list body is never held whole,
+  // so it has no limit of its own).
+  std::size_t max_body_bytes = std::size_t{1} << 30;
+  std::size_t max_idle_connections = 4; // kept-alive connections for lists and gets
   std::string user_agent = "kinformer/0.1";
   request_observer on_request; // empty: nothing observed
 };
@@ -92,6 +94,10 @@ struct list_request {
   std::int64_t limit = 0;                      // 0: no paging
   bool metadata_only = false;                  // ask for PartialObjectMetadataList
   const object_transform* transform = nullptr; // must outlive the request
+  // Optional: items are handed here in batches, on the I/O thread, as they are decoded (each
+  // socket read's worth); the page given to the list callback then carries no items. A list
+  // that fails after some batches still ends in one callback with the error.
+  std::function<void(std::vector<object_ptr>&&)> on_items;
 };
 
 // Exactly one call per list. On failure `page` holds the error (errc::status for an HTTP or

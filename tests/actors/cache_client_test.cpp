@@ -103,7 +103,7 @@ TEST_CASE("the facade reads through the cache after it has synced") {
   auto one = cache.get(config_map_kind(), "default", "one");
   REQUIRE(one.ok());
   REQUIRE(*one);
-  CHECK((*one)->json().at("data").at("value") == "1");
+  CHECK((*one)->tree().at("data").at("value") == "1");
 
   auto missing = cache.get(config_map_kind(), "default", "nope");
   REQUIRE_FALSE(missing.ok());
@@ -177,7 +177,7 @@ TEST_CASE("an event handler added through the facade converges and can be remove
   // A direct read shows the cache has the update; the removed handler never ran again.
   auto key_has = [&] {
     auto obj = cache.get(config_map_kind(), "default", "cm-3");
-    return obj.ok() && (*obj)->json().at("data").at("value") == "unseen";
+    return obj.ok() && (*obj)->tree().at("data").at("value") == "unseen";
   };
   delta_recorder probe;
   auto second = cache.add_event_handler(config_map_kind(), recording(probe));

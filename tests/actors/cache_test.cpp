@@ -360,7 +360,7 @@ TEST_CASE("by_object: per-kind namespaces, selectors and transform; other kinds 
   REQUIRE(all.ok());
   CHECK(keys_of(*all) == std::multiset<std::string>{"b/web-2", "c/web-3"});
   for (const auto& obj : *all)
-    CHECK_FALSE(obj->json().as_object().contains("data"));
+    CHECK_FALSE(obj->tree().as_object().contains("data"));
   CHECK(f.list_in(config_maps(), "a").err().code == errc::namespace_not_covered);
 
   // The by_object entry applies to the metadata-only projection of the same kind too.
@@ -402,8 +402,8 @@ TEST_CASE("full objects and the metadata-only projection are separate informers"
   auto meta_obj = f.get(config_maps(true), "a", "cm-1");
   REQUIRE(full_obj.ok());
   REQUIRE(meta_obj.ok());
-  CHECK((*full_obj)->json().as_object().contains("data"));
-  CHECK_FALSE((*meta_obj)->json().as_object().contains("data"));
+  CHECK((*full_obj)->tree().as_object().contains("data"));
+  CHECK_FALSE((*meta_obj)->tree().as_object().contains("data"));
   CHECK((*meta_obj)->kind() == "PartialObjectMetadata");
 
   auto stats = f.stats();
@@ -568,7 +568,7 @@ TEST_CASE("an informer that keeps failing is restarted after growing delays; the
   CHECK(rec.synced() == 1);
   auto listed = f.get(config_maps(), "a", "cm-5");
   REQUIRE(listed.ok());
-  CHECK((*listed)->json().at("data").at("value").as_string() == "round-5");
+  CHECK((*listed)->tree().at("data").at("value").as_string() == "round-5");
 }
 
 TEST_CASE("an informer that stayed up for reset_after restarts after the initial delay again") {

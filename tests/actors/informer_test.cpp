@@ -146,7 +146,7 @@ TEST_CASE("an informer lists in pages, then watches, and a handler converges") {
   auto one =
       request<object_ptr>(*f.system, inf, atoms::get_atom::value, std::string("default/cm-1"));
   REQUIRE(one);
-  CHECK(one->json().at("data").at("value") == "changed");
+  CHECK(one->tree().at("data").at("value") == "changed");
   list_options only_default;
   only_default.namespace_ = "default";
   auto listed = request<object_list>(*f.system, inf, atoms::list_atom::value, only_default);
@@ -358,7 +358,7 @@ TEST_CASE("metadata-only informers store PartialObjectMetadata") {
   REQUIRE(f.converges(rec));
   for (auto& d : rec.deltas_copy()) {
     CHECK(d.object->kind() == "PartialObjectMetadata");
-    CHECK(d.object->json().as_object().count("data") == 0);
+    CHECK(d.object->tree().as_object().count("data") == 0);
     CHECK(d.object->meta().label("app") == "demo");
   }
 }
@@ -380,7 +380,7 @@ TEST_CASE("a transform runs on every object before it is stored") {
   auto deltas = rec.deltas_copy();
   REQUIRE(deltas.size() == 2);
   for (auto& d : deltas) {
-    CHECK(d.object->json().as_object().count("data") == 0);
+    CHECK(d.object->tree().as_object().count("data") == 0);
     CHECK(d.object->meta().annotation("transformed") == "yes");
   }
 }

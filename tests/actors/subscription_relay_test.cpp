@@ -261,7 +261,7 @@ TEST_CASE("after an informer is replaced, the relay reconciles without duplicate
   CHECK(changed.type == delta_type::updated);
   REQUIRE(changed.old_object);
   CHECK(version(changed.old_object) == version(had_cm1));
-  CHECK(changed.object->json().at("data").at("value") == "changed-while-down");
+  CHECK(changed.object->tree().at("data").at("value") == "changed-while-down");
 
   REQUIRE(by_key["a/cm-2"].size() == 1);
   CHECK(by_key["a/cm-2"][0].type == delta_type::deleted);

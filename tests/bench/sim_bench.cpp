@@ -242,7 +242,7 @@ watch_figures timed_watch(simulator& sim, const settings& s, std::size_t watcher
     auto current = store.get(pods_resource, ns, name);
     if (!current)
       fail("WATCH: reading a pod back: " + current.failure().message);
-    json::value body(current->object->json(),
+    json::value body(current->object->tree(),
                      json::make_shared_resource<json::monotonic_resource>(16384));
     auto& meta = body.get_object()["metadata"].get_object();
     auto& annotations = meta["annotations"];

@@ -18,7 +18,7 @@ status_result update_pump::write_one(const pod_key& pod) {
   // The copy carries metadata.resourceVersion, so this is a compare-and-swap update, as a
   // kubelet's status write is.
   // Copied onto the default heap: a plain copy would allocate in the stored object's arena.
-  boost::json::value body(current->object->json(), boost::json::storage_ptr());
+  boost::json::value body(current->object->tree(), boost::json::storage_ptr());
   if (generator_.random().percent(options_.label_percent))
     generator_.change_labels(body);
   else

@@ -312,7 +312,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply creates then patches, delete r
   CHECK(kubectl_ok({"apply", "-f", file}).find("configmap/demo created") != std::string::npos);
   auto created = store().get(configmaps, "default", "demo");
   REQUIRE(created.ok());
-  CHECK(created->object->json().at("data").at("color") == "blue");
+  CHECK(created->object->tree().at("data").at("color") == "blue");
   CHECK(created->object->meta()
             .annotation("kubectl.kubernetes.io/last-applied-configuration")
             .has_value());
@@ -321,7 +321,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply creates then patches, delete r
   CHECK(kubectl_ok({"apply", "-f", file}).find("configmap/demo configured") != std::string::npos);
   auto patched = store().get(configmaps, "default", "demo");
   REQUIRE(patched.ok());
-  CHECK(patched->object->json().at("data").at("color") == "green");
+  CHECK(patched->object->tree().at("data").at("color") == "green");
   CHECK(patched->object->meta().uid == created->object->meta().uid);
 
   CHECK(kubectl_ok({"delete", "configmap", "demo"}).find("deleted") != std::string::npos);

@@ -128,7 +128,7 @@ TEST_CASE("built-in resources and default namespaces are there at construction")
   REQUIRE(namespaces.ok());
   CHECK(names(*namespaces) ==
         std::vector<std::string>{"default", "kube-node-lease", "kube-public", "kube-system"});
-  CHECK(namespaces->items[0].object->json().at("status").at("phase") == "Active");
+  CHECK(namespaces->items[0].object->tree().at("status").at("phase") == "Active");
   CHECK(store.current_resource_version() == 4);
 }
 
@@ -145,12 +145,12 @@ TEST_CASE("create fills identity fields and the resourceVersion increases on eve
   CHECK(a.object->meta().uid.size() == 36);
   CHECK(a.object->meta().uid != c.object->meta().uid);
   CHECK(a.object->meta().generation == 1);
-  CHECK(a.object->json().at("metadata").at("creationTimestamp").as_string().size() == 20);
+  CHECK(a.object->tree().at("metadata").at("creationTimestamp").as_string().size() == 20);
   // Kind and apiVersion are filled in when the body leaves them out.
   CHECK(b.object->kind() == "ConfigMap");
   CHECK(b.object->api_version() == "v1");
   // The stored JSON text is the object, serialised once.
-  CHECK(json::parse(*a.json) == a.object->json());
+  CHECK(json::parse(*a.json) == a.object->tree());
 }
 
 TEST_CASE("create errors are worded as the API server words them") {
@@ -225,7 +225,7 @@ TEST_CASE("get answers 404 NotFound with the group-qualified resource") {
 TEST_CASE("update checks resourceVersion, keeps identity, bumps generation on spec change") {
   storage store(bare());
   auto created = must(store.create(pods, "default", pod_json("a")));
-  json::value body(created.object->json(), json::storage_ptr());
+  json::value body(created.object->tree(), json::storage_ptr());
   body.as_object()["metadata"].as_object()["labels"].as_object()["tier"] = "front";
   auto labelled = must(store.update_value(pods, "default", "a", body));
   CHECK(rv_of(labelled) == rv_of(created) + 1);
@@ -241,13 +241,13 @@ TEST_CASE("update checks resourceVersion, keeps identity, bumps generation on sp
       stale.failure().message ==
       R"(Operation cannot be fulfilled on pods "a": the object has been modified; please apply your changes to the latest version and try again)");
 
-  json::value spec_change(labelled.object->json(), json::storage_ptr());
+  json::value spec_change(labelled.object->tree(), json::storage_ptr());
   spec_change.as_object()["spec"].as_object()["nodeName"] = "node-2";
   auto moved = must(store.update_value(pods, "default", "a", spec_change));
   CHECK(moved.object->meta().generation == 2);
 
   // A no-op update (no resourceVersion given: unconditional) writes nothing.
-  json::value same(moved.object->json(), json::storage_ptr());
+  json::value same(moved.object->tree(), json::storage_ptr());
   same.as_object()["metadata"].as_object().erase("resourceVersion");
   auto noop = must(store.update_value(pods, "default", "a", same));
   CHECK(rv_of(noop) == rv_of(moved));
@@ -255,7 +255,8 @@ TEST_CASE("update checks resourceVersion, keeps identity, bumps generation on sp
   // Nor does one that sends the same object with its keys in another order (as a client
   // encoding in its own field order does).
   json::object reordered;
-  const auto& fields = moved.object->json().as_object();
+  const auto moved_tree = moved.object->tree();
+  const auto& fields = moved_tree.as_object();
   for (auto it = fields.end(); it != fields.begin();) {
     --it;
     reordered[it->key()] = it->value();
@@ -263,7 +264,7 @@ TEST_CASE("update checks resourceVersion, keeps identity, bumps generation on sp
   auto reordered_noop = must(store.update_value(pods, "default", "a", json::value(reordered)));
   CHECK(rv_of(reordered_noop) == rv_of(moved));
   // Same length, same bytes in another order, different content: a real write.
-  auto relabelled = json::value(moved.object->json());
+  auto relabelled = json::value(moved.object->tree());
   relabelled.as_object()["metadata"].as_object()["labels"].as_object()["app"] = "bew";
   auto changed = must(store.update_value(pods, "default", "a", relabelled));
   CHECK(rv_of(changed) > rv_of(moved));
@@ -291,13 +292,13 @@ TEST_CASE("merge, strategic and JSON patches") {
 
   auto strategic = must(store.patch(pods, "default", "a", patch_type::strategic_merge,
                                     R"({"status":{"phase":"Failed"}})"));
-  CHECK(strategic.object->json().at("status").at("phase") == "Failed");
+  CHECK(strategic.object->tree().at("status").at("phase") == "Failed");
   CHECK(strategic.object->meta().generation == 1);
 
   auto jp = must(store.patch(pods, "default", "a", patch_type::json_patch,
                              R"([{"op":"replace","path":"/spec/nodeName","value":"n9"},
                                  {"op":"add","path":"/metadata/annotations","value":{"k":"v"}}])"));
-  CHECK(jp.object->json().at("spec").at("nodeName") == "n9");
+  CHECK(jp.object->tree().at("spec").at("nodeName") == "n9");
   CHECK(jp.object->meta().annotation("k") == "v");
   CHECK(jp.object->meta().generation == 2);
 
@@ -423,7 +424,7 @@ TEST_CASE("create_value and update_value take moved trees and copied ones alike"
   must(store.create_value(pods, "default", kept));
   CHECK(kept.at("metadata").as_object().size() == 2); // name and labels: untouched
 
-  json::value edit(created.object->json(), json::storage_ptr());
+  json::value edit(created.object->tree(), json::storage_ptr());
   edit.at("status").at("phase") = "Succeeded";
   auto updated = must(store.update_value(pods, "default", "moved", std::move(edit)));
   CHECK(rv_of(updated) > rv_of(created));

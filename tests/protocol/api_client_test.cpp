@@ -475,7 +475,7 @@ TEST_CASE("broken responses and unreachable servers are errors, not crashes") {
   CHECK(log.wait_closed().reason == watch_close_reason::io_error);
 }
 
-TEST_CASE("a small body limit fails a large list as too_large") {
+TEST_CASE("a small body limit fails a list whose items are larger as too_large") {
   scripted_server server([&](server_exchange& ex) {
     ex.respond(200, pod_list({"a", "b"}, "1", ""));
   });

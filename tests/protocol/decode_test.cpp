@@ -189,17 +189,17 @@ TEST_CASE("items are cut out of the body exactly as a whole parse sees them") {
     auto expected = items[i];
     expected.as_object()["kind"] = "Pod";
     expected.as_object()["apiVersion"] = "v1";
-    CHECK(page->items[i]->json() == expected);
+    CHECK(page->items[i]->tree() == expected);
   }
   CHECK(page->items[0]->meta().name == "q\"]}\\");
   CHECK(page->items[1]->meta().label("k") == "[{\\");
   CHECK(page->items[2]->meta().name == "c");
 
-  // Two "items" keys: decoded as a whole parse sees them.
-  const std::string twice_body = R"({"items":[{"metadata":{"name":"a"}}],"items":[]})";
-  auto twice = decode_list(twice_body);
-  REQUIRE(twice.ok());
-  CHECK(twice->items.size() == boost::json::parse(twice_body).at("items").as_array().size());
+  // Two "items" keys: items are handed on as they arrive, so the second cannot replace the
+  // first: the List is refused.
+  auto twice = decode_list(R"({"items":[{"metadata":{"name":"a"}}],"items":[]})");
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.err().code == errc::invalid_object);
 }
 
 TEST_CASE("an empty or last List page") {
@@ -224,13 +224,13 @@ TEST_CASE("a transform runs on every list item and watch object") {
   decode_options options{&drop_managed_fields};
   auto page = decode_list(pod_list, options);
   REQUIRE(page.ok());
-  CHECK(page->items[0]->json().at("metadata").as_object().count("managedFields") == 0);
+  CHECK(page->items[0]->tree().at("metadata").as_object().count("managedFields") == 0);
   CHECK(page->items[0]->kind() == "Pod"); // the transform sees the filled-in type
 
   auto event = decode_watch_event(
       R"({"type":"MODIFIED","object":{"metadata":{"name":"p","managedFields":[]}}})", options);
   REQUIRE(event.ok());
-  CHECK(event->object->json().at("metadata").as_object().count("managedFields") == 0);
+  CHECK(event->object->tree().at("metadata").as_object().count("managedFields") == 0);
 }
 
 TEST_CASE("a Status instead of a List is an errc::status error") {
@@ -251,7 +251,7 @@ TEST_CASE("malformed, truncated and wrongly typed Lists are clear errors") {
     CHECK(r.err().code == errc::invalid_json);
   }
   auto truncated = list_error(R"({"kind":"PodList","items":[{"metadata":)");
-  CHECK(truncated.message.find("at offset 39") != std::string::npos);
+  CHECK(truncated.message == "List: the body ended early (truncated)");
 
   CHECK(list_error("[]").message == "a List must be a JSON object, found an array");
   CHECK(list_error("42").code == errc::invalid_object);
@@ -364,7 +364,7 @@ TEST_CASE("bad watch lines are clear errors") {
   CHECK(event_error(R"({"type":"ERROR","object":"boom"})").message ==
         "a watch event of type ERROR needs an 'object' that is a JSON object, found a string");
   CHECK(event_error(R"({"type":"DELETED","object":{"metadata":{"name":1}}})").message ==
-        "DELETED event object: metadata.name must be a string");
+        "DELETED event object: metadata.name must be a string, found a number");
   CHECK(event_error("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xff\"}}}").code ==
         errc::invalid_json); // invalid UTF-8
 }

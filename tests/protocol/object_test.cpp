@@ -60,13 +60,13 @@ TEST_CASE("a transform runs before the object is frozen") {
   };
   auto obj = object::parse(pod_json, &drop_managed_fields);
   REQUIRE(obj.ok());
-  CHECK((*obj)->json().at("metadata").as_object().count("managedFields") == 0);
+  CHECK((*obj)->tree().at("metadata").as_object().count("managedFields") == 0);
   CHECK((*obj)->meta().name == "web-1");
 
   boost::json::value v = boost::json::parse(pod_json);
-  auto moved = object::from_json(std::move(v), &drop_managed_fields);
+  auto moved = object::from_json(v, &drop_managed_fields);
   REQUIRE(moved.ok());
-  CHECK((*moved)->json().at("metadata").as_object().count("managedFields") == 0);
+  CHECK((*moved)->tree().at("metadata").as_object().count("managedFields") == 0);
 }
 
 TEST_CASE("bad input is a clear error, never a crash") {
@@ -87,7 +87,7 @@ TEST_CASE("the metadata-only projection keeps metadata and drops the rest") {
   CHECK(partial->api_version() == "meta.k8s.io/v1");
   CHECK(partial->key() == "default/web-1");
   CHECK(partial->meta().label("app") == "web");
-  CHECK(partial->json().as_object().count("spec") == 0);
+  CHECK(partial->tree().as_object().count("spec") == 0);
 }
 
 TEST_CASE("objects copied from a value own their storage") {
@@ -103,25 +103,62 @@ TEST_CASE("objects copied from a value own their storage") {
   CHECK(boost::json::parse(obj->to_json()) == boost::json::parse(pod_json));
 }
 
-TEST_CASE("an object's tree lives in its own arena, not on the default heap") {
-  // A tree copied onto the default heap would report the default resource here.
+TEST_CASE("an object is the bytes it was made from, and its metadata are views into them") {
   auto obj = object::parse(pod_json);
   REQUIRE(obj.ok());
-  CHECK((*obj)->json().storage().get() != boost::json::storage_ptr().get());
-  boost::json::value v = boost::json::parse(pod_json);
-  auto copied = object::from_json(static_cast<const boost::json::value&>(v));
-  REQUIRE(copied.ok());
-  CHECK((*copied)->json().storage().get() != boost::json::storage_ptr().get());
+  const std::string_view text = (*obj)->json_text();
+  CHECK(text == pod_json); // byte for byte, whitespace included
+  auto inside = [&](std::string_view v) {
+    return v.data() >= text.data() && v.data() + v.size() <= text.data() + text.size();
+  };
+  const auto& m = (*obj)->meta();
+  CHECK(inside(m.name));
+  CHECK(inside(m.namespace_));
+  CHECK(inside(m.resource_version));
+  CHECK(inside(m.labels[0].first));
+  CHECK(inside(m.labels[0].second));
+  CHECK(inside((*obj)->kind()));
+  // The text is kept once, not a tree of it: a few hundred bytes beyond the text.
+  CHECK((*obj)->heap_bytes() < text.size() + 1024);
 }
 
-TEST_CASE("adopting a tree with its arena moves it without a copy") {
-  auto arena = std::make_unique<boost::json::monotonic_resource>(4096);
-  boost::json::value v = boost::json::parse(pod_json, boost::json::storage_ptr(arena.get()));
-  const void* spec_before = &v.as_object().at("spec");
-  auto resource = arena.get();
-  auto obj = object::adopt(std::move(arena), std::move(v));
+TEST_CASE("metadata strings with escapes are decoded") {
+  auto obj =
+      object::parse(R"({"kind":"Pod","metadata":{"name":"a\u0062c","labels":{"k\"ey":"v\\al"},)"
+                    R"("annotations":{"n":"\u00e9t\u00e9"}}})");
   REQUIRE(obj.ok());
-  CHECK((*obj)->json().storage().get() == resource);
-  CHECK(&(*obj)->json().as_object().at("spec") == spec_before);
-  CHECK((*obj)->meta().name == "web-1");
+  CHECK((*obj)->meta().name == "abc");
+  CHECK((*obj)->meta().label("k\"ey") == "v\\al");
+  CHECK((*obj)->meta().annotation("n") == "\xc3\xa9t\xc3\xa9");
+  CHECK((*obj)->key() == "abc");
+}
+
+TEST_CASE("the whole text is validated, not only the metadata") {
+  for (const char* bad : {R"({"a":tru})", R"({"a":1,})", R"({"a":"\q"})", R"({"a":1} x)",
+                          R"({"a":[1,2})", "{\"a\":\"x\x01\"}", R"({"a":1)", R"({"a":01})",
+                          "{\"a\":\"\xff\"}", R"({"metadata":{"name":"x"},"spec":{"x":nul}})"}) {
+    INFO(bad);
+    auto r = object::parse(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.err().code == errc::invalid_json);
+  }
+  // Valid JSON that no 64-bit integer holds is still valid.
+  CHECK(object::parse(R"({"a":123456789012345678901234567890})").ok());
+}
+
+TEST_CASE("list items that name no type get the list's") {
+  item_type pod{"Pod", "v1"};
+  auto filled = object::parse(R"({"metadata":{"name":"a","namespace":"n"}})", nullptr, &pod);
+  REQUIRE(filled.ok());
+  CHECK((*filled)->kind() == "Pod");
+  CHECK((*filled)->api_version() == "v1");
+  CHECK((*filled)->meta().name == "a");
+  CHECK(boost::json::parse((*filled)->json_text()).at("kind") == "Pod");
+  auto own = object::parse(R"({"kind":"Widget","apiVersion":"example.com/v1","metadata":{}})",
+                           nullptr, &pod);
+  REQUIRE(own.ok());
+  CHECK((*own)->kind() == "Widget");
+  auto empty = object::parse("{}", nullptr, &pod);
+  REQUIRE(empty.ok());
+  CHECK((*empty)->json_text() == R"({"kind":"Pod","apiVersion":"v1"})");
 }

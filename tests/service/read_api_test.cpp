@@ -387,7 +387,7 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: a raw watch from a list's resource
   std::string name(split_object_key(key).name);
   auto stored = store().get(sim::pods_resource, "ns-1", name);
   REQUIRE(stored.ok());
-  json::value changed(stored->object->json(), {});
+  json::value changed(stored->object->tree(), {});
   changed.at("metadata").as_object()["labels"].as_object()["read-api-test"] = "changed";
   REQUIRE(store().update_value(sim::pods_resource, "ns-1", name, changed).ok());
   auto event = w.next_event();

@@ -1,0 +1,302 @@
+#include "protocol/list_decoder.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace kinformer {
+
+namespace {
+
+// The first '"' or '\\' in [p, p + n), or n: inside a string nothing else matters.
+std::size_t find_quote_or_backslash(const char* p, std::size_t n) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const int mask =
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    if (mask != 0)
+      return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+  }
+#endif
+  for (; i < n; ++i)
+    if (p[i] == '"' || p[i] == '\\')
+      return i;
+  return n;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+const char* value_kind(char first) {
+  switch (first) {
+  case '"':
+    return "a string";
+  case '[':
+    return "an array";
+  case 't':
+  case 'f':
+    return "a boolean";
+  case 'n':
+    return "null";
+  default:
+    return (first == '-' || (first >= '0' && first <= '9')) ? "a number" : "not JSON";
+  }
+}
+
+} // namespace
+
+list_decoder::list_decoder(decode_options options, std::size_t max_item_bytes)
+    : options_(options), max_item_bytes_(max_item_bytes) {}
+
+status_result list_decoder::fail(error e) {
+  phase_ = phase::failed;
+  buffer_.clear();
+  buffer_.shrink_to_fit();
+  failure_ = e;
+  return e;
+}
+
+status_result list_decoder::feed(std::string_view bytes, std::vector<object_ptr>& out) {
+  if (phase_ == phase::failed)
+    return make_error(errc::invalid_argument, "the list decoder already failed");
+  buffer_.append(bytes);
+  auto scanned = scan(out);
+  if (!scanned)
+    return scanned;
+  compact();
+  return ok_v;
+}
+
+// Drops what is consumed: between items everything scanned, inside an item what precedes it.
+void list_decoder::compact() {
+  if (phase_ == phase::items && item_depth_ != 0) {
+    buffer_.erase(0, item_begin_);
+    resume_at_ -= item_begin_;
+    item_begin_ = 0;
+    return;
+  }
+  if (phase_ != phase::items)
+    envelope_.append(buffer_, copied_, std::string::npos);
+  buffer_.clear();
+  copied_ = 0;
+  resume_at_ = 0;
+}
+
+status_result list_decoder::scan(std::vector<object_ptr>& out) {
+  // Inside an item, the bytes kept from before were already scanned: resume after them.
+  std::size_t at = resume_at_;
+  while (at < buffer_.size()) {
+    if (phase_ == phase::items) {
+      auto r = scan_items(at, out);
+      if (!r)
+        return r;
+    } else {
+      auto r = scan_envelope(at);
+      if (!r)
+        return r;
+    }
+  }
+  resume_at_ = at;
+  return ok_v;
+}
+
+status_result list_decoder::scan_envelope(std::size_t& at) {
+  const char* p = buffer_.data();
+  const std::size_t n = buffer_.size();
+  while (at < n) {
+    if (in_string_) {
+      if (escaped_) {
+        if (in_key_)
+          key_text_ += p[at];
+        escaped_ = false;
+        ++at;
+        continue;
+      }
+      const std::size_t skip = find_quote_or_backslash(p + at, n - at);
+      if (in_key_)
+        key_text_.append(p + at, skip);
+      at += skip;
+      if (at == n)
+        return ok_v;
+      if (p[at] == '\\') {
+        escaped_ = true;
+        if (in_key_)
+          key_text_ += '\\';
+      } else {
+        in_string_ = false;
+        if (in_key_) {
+          in_key_ = false;
+          current_key_ = key_text_;
+        }
+      }
+      ++at;
+      continue;
+    }
+    const char c = p[at];
+    if (is_space(c)) {
+      ++at;
+      continue;
+    }
+    if (phase_ == phase::done)
+      return fail(make_error(errc::invalid_json, "List: trailing characters after the JSON value"));
+    if (phase_ == phase::start) {
+      if (c != '{')
+        return fail(
+            make_error(errc::invalid_object,
+                       std::string("a List must be a JSON object, found ") + value_kind(c)));
+      phase_ = phase::envelope;
+    }
+    ++at;
+    switch (c) {
+    case '"':
+      in_string_ = true;
+      if (depth_ == 1 && expect_key_) {
+        in_key_ = true;
+        expect_key_ = false;
+        key_text_.clear();
+      }
+      break;
+    case ',':
+      expect_key_ = depth_ == 1;
+      break;
+    case '{':
+      expect_key_ = ++depth_ == 1;
+      break;
+    case '[':
+      if (depth_ == 1 && current_key_ == "items") {
+        if (phase_ == phase::after_items)
+          return fail(make_error(errc::invalid_object, "List: two \"items\" members"));
+        // The envelope keeps "items":[ and gets its ] when the items end.
+        envelope_.append(buffer_, copied_, at - copied_);
+        copied_ = at;
+        ++depth_;
+        phase_ = phase::items;
+        return start_items();
+      }
+      ++depth_;
+      break;
+    case '}':
+    case ']':
+      if (--depth_ == 0)
+        phase_ = phase::done;
+      if (depth_ < 0)
+        return fail(make_error(errc::invalid_json, "List: unbalanced brackets"));
+      break;
+    default:
+      break;
+    }
+  }
+  return ok_v;
+}
+
+status_result list_decoder::start_items() {
+  // The type items lack comes from the envelope read so far (kind and apiVersion come first
+  // from every API server): the prefix, closed, is a List of its own.
+  list_page head;
+  auto type = decode_list_envelope(envelope_ + "]}", head);
+  if (!type)
+    return fail(std::move(type).err());
+  fill_ = std::move(*type);
+  late_type_ = fill_.kind.empty();
+  return ok_v;
+}
+
+status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>& out) {
+  const char* p = buffer_.data();
+  const std::size_t n = buffer_.size();
+  while (at < n) {
+    if (item_depth_ == 0) {
+      const char c = p[at];
+      if (is_space(c) || c == ',') {
+        ++at;
+        continue;
+      }
+      if (c == ']') {
+        ++at;
+        --depth_;
+        envelope_ += ']';
+        copied_ = at;
+        phase_ = phase::after_items;
+        return ok_v;
+      }
+      if (c != '{')
+        return fail(make_error(errc::invalid_object, "List items[" + std::to_string(items_) +
+                                                         "] must be an object, found " +
+                                                         value_kind(c)));
+      item_begin_ = at;
+      item_depth_ = 1;
+      ++at;
+      continue;
+    }
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+        ++at;
+        continue;
+      }
+      at += find_quote_or_backslash(p + at, n - at);
+      if (at == n)
+        break;
+      if (p[at] == '\\')
+        escaped_ = true;
+      else
+        in_string_ = false;
+      ++at;
+      continue;
+    }
+    const char c = p[at++];
+    if (c == '"') {
+      in_string_ = true;
+    } else if (c == '{' || c == '[') {
+      ++item_depth_;
+    } else if ((c == '}' || c == ']') && --item_depth_ == 0) {
+      if (at - item_begin_ > max_item_bytes_)
+        return fail(make_error(errc::too_large, "List items[" + std::to_string(items_) +
+                                                    "] is larger than " +
+                                                    std::to_string(max_item_bytes_) + " bytes"));
+      auto obj = object::parse(std::string_view(p + item_begin_, at - item_begin_),
+                               options_.transform, &fill_);
+      if (!obj)
+        return fail(make_error(obj.err().code,
+                               "List items[" + std::to_string(items_) + "]: " + obj.err().message));
+      out.push_back(std::move(*obj));
+      ++items_;
+    }
+  }
+  if (item_depth_ != 0 && n - item_begin_ > max_item_bytes_)
+    return fail(make_error(errc::too_large, "List items[" + std::to_string(items_) +
+                                                "] is larger than " +
+                                                std::to_string(max_item_bytes_) + " bytes"));
+  return ok_v;
+}
+
+result<list_page> list_decoder::finish(std::vector<object_ptr>& items) {
+  if (phase_ == phase::failed)
+    return *failure_;
+  if (phase_ != phase::done)
+    return fail(make_error(errc::invalid_json, phase_ == phase::start
+                                                   ? "List: the body is empty"
+                                                   : "List: the body ended early (truncated)"))
+        .err();
+  list_page page;
+  auto type = decode_list_envelope(envelope_, page);
+  if (!type)
+    return std::move(type).err();
+  if (late_type_ && !type->kind.empty()) {
+    for (auto& item : items) {
+      if (!item->kind().empty() || !item->api_version().empty())
+        continue;
+      auto filled = object::parse(item->json_text(), nullptr, &*type);
+      if (filled) // the item was valid, so this cannot fail
+        item = std::move(*filled);
+    }
+  }
+  return page;
+}
+
+} // namespace kinformer

@@ -1,0 +1,77 @@
+#pragma once
+// Decodes a List response as its bytes arrive: each item becomes an object as soon as its last
+// byte is in, and the body is never held whole (only the item being received, and the List's
+// envelope: kind, apiVersion, metadata).
+//
+//   list_decoder decoder(options);
+//   while (bytes arrive) if (!decoder.feed(bytes, items)) -> the error; hand `items` on
+//   auto page = decoder.finish(items); // the envelope: resourceVersion, continue, ...
+//
+// Errors are the same as decode_list's: errc::invalid_json for a body that is not JSON or ends
+// early, errc::invalid_object for a wrong shape ("List items[3]: metadata.name must be a
+// string"), errc::status for a Status body, errc::too_large for an item over the limit. After
+// an error the decoder stays failed.
+
+#include "protocol/decode.hpp"
+#include "protocol/object.hpp"
+#include "protocol/result.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kinformer {
+
+class list_decoder {
+public:
+  explicit list_decoder(decode_options options = {},
+                        std::size_t max_item_bytes = std::size_t{64} << 20);
+
+  // Takes the next bytes of the body; the items they complete are appended to `out`.
+  status_result feed(std::string_view bytes, std::vector<object_ptr>& out);
+  // The body is complete: decodes the envelope. The page's items are empty: every item went out
+  // through feed(). `items` are the ones still held by the caller: when the List named its kind
+  // only after its items, those that name no type get it here (see types_known()).
+  result<list_page> finish(std::vector<object_ptr>& items);
+
+  std::size_t items_decoded() const noexcept { return items_; }
+  // False when items arrived before the List's kind (no API server sends that): their type may
+  // still be filled in by finish(), so they should be held, not handed on, until then.
+  bool types_known() const noexcept { return !late_type_; }
+
+private:
+  enum class phase { start, envelope, items, after_items, done, failed };
+
+  status_result scan(std::vector<object_ptr>& out);
+  status_result scan_envelope(std::size_t& at);
+  status_result scan_items(std::size_t& at, std::vector<object_ptr>& out);
+  status_result start_items();
+  status_result fail(error e);
+  void compact();
+
+  decode_options options_;
+  std::size_t max_item_bytes_;
+  phase phase_ = phase::start;
+
+  std::string buffer_;      // bytes received and not yet consumed
+  std::size_t copied_ = 0;  // envelope bytes of buffer_ already appended to envelope_
+  std::string envelope_;    // the List without its items ("items":[])
+  std::string current_key_; // the last key read at the List's top level
+  bool expect_key_ = false; // at the top level, the next string is a key
+  bool in_string_ = false;  // scanning inside a string (envelope or item)
+  bool escaped_ = false;    // the previous byte was a backslash inside a string
+  int depth_ = 0;           // nesting inside the List object (1: its members)
+  int item_depth_ = 0;      // nesting inside the current item (0: between items)
+  std::size_t item_begin_ = 0;
+  std::size_t resume_at_ = 0; // where scanning resumes in buffer_
+  std::optional<error> failure_;
+  std::size_t items_ = 0;
+  item_type fill_;       // the items' type when they name none
+  std::string key_text_; // a top-level key being read
+  bool in_key_ = false;
+  bool late_type_ = false;
+};
+
+} // namespace kinformer
