@@ -197,14 +197,19 @@ webhook_sender::create(webhook_endpoint endpoint, std::chrono::milliseconds time
 }
 
 webhook_sender::webhook_sender(std::unique_ptr<impl> state) : impl_(std::move(state)) {
-  impl_->thread = std::thread([io = &impl_->io] { io->run(); });
+  // The thread shares the state: when the last owner of the sender lets go from a completion
+  // on this very thread, the thread cannot be joined, and must not outlive its io_context.
+  impl_->thread = std::thread([state = impl_] { state->io.run(); });
 }
 
 webhook_sender::~webhook_sender() {
   impl_->work.reset();
   // Pending completions are dropped: the owner is going away and cannot take them.
   impl_->io.stop();
-  impl_->thread.join();
+  if (impl_->thread.get_id() == std::this_thread::get_id())
+    impl_->thread.detach(); // run() returns after this handler; the thread frees the state
+  else
+    impl_->thread.join();
 }
 
 void webhook_sender::post(std::string body, completion done) {

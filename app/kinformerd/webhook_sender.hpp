@@ -59,7 +59,7 @@ public:
 private:
   struct impl;
   explicit webhook_sender(std::unique_ptr<impl> state);
-  std::unique_ptr<impl> impl_;
+  std::shared_ptr<impl> impl_; // shared with its I/O thread (see the destructor)
 };
 
 } // namespace kinformer
