@@ -46,6 +46,8 @@ handler_actor::behavior_type run_handler(handler_pointer self, caf::actor source
         if (st.callbacks.on_delta)
           for (const auto& d : batch)
             st.callbacks.on_delta(d);
+        if (st.callbacks.on_batch_end)
+          st.callbacks.on_batch_end();
         // To whoever delivered the batch: the informer, a relay or a gateway.
         auto deliverer = caf::actor_cast<ack_receiver_actor>(self->current_sender());
         if (deliverer)

@@ -15,6 +15,8 @@ struct handler_callbacks {
   std::function<void(const delta&)> on_delta;
   // Once: every object in the store at subscription time has been delivered.
   std::function<void()> on_synced;
+  // After the deltas of each batch (a handler that writes can flush here, not per delta).
+  std::function<void()> on_batch_end;
 };
 
 } // namespace kinformer

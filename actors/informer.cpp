@@ -42,6 +42,7 @@ struct informer_state {
 
   informer_config config;
   std::unique_ptr<kinformer::store> objects;
+  std::uint64_t replace_list = 0; // the reflector's list whose batches the store is applying
   std::optional<deletion_window> deletions; // for subscriptions resuming from a resourceVersion
   reflector_actor reflector;
   std::map<subscription_id, subscription> subscriptions;
@@ -292,10 +293,28 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           return true;
         },
         // ---- from the reflector ----
-        [self](atoms::replace_atom, object_list& items, std::string& resource_version) {
+        [self](atoms::list_batch_atom, std::uint64_t list, object_list& items) {
+          auto& st = self->state;
+          if (list != st.replace_list || !st.objects->replacing()) {
+            st.objects->begin_replace(); // an earlier list that broke off is dropped
+            st.replace_list = list;
+          }
+          for (const auto& d : st.objects->replace_batch(items))
+            fan_out(self, d);
+          pump_all(self);
+        },
+        [self](atoms::replace_atom, std::uint64_t list, object_list& items,
+               std::string& resource_version) {
           auto& st = self->state;
           bool first = !st.objects->has_synced();
-          auto deltas = st.objects->replace(items, std::move(resource_version));
+          if (list != st.replace_list || !st.objects->replacing()) {
+            st.objects->begin_replace();
+            st.replace_list = list;
+          }
+          auto deltas = st.objects->replace_batch(items);
+          auto deletions = st.objects->finish_replace(std::move(resource_version));
+          deltas.insert(deltas.end(), std::make_move_iterator(deletions.begin()),
+                        std::make_move_iterator(deletions.end()));
           // Deletions inferred by a relist have no resourceVersion: history restarts here.
           if (st.deletions)
             st.deletions->reset(st.objects->resource_version());

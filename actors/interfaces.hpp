@@ -43,7 +43,9 @@ using informer_actor = caf::typed_actor<
     caf::replies_to<atoms::wait_sync_atom>::with<bool>,
     caf::replies_to<atoms::add_index_atom, std::string, index_func>::with<bool>,
     // From the reflector.
-    caf::reacts_to<atoms::replace_atom, object_list, std::string>,
+    // A (re)list as it arrives: batches of list N, then its last items and resourceVersion.
+    caf::reacts_to<atoms::list_batch_atom, std::uint64_t, object_list>,
+    caf::reacts_to<atoms::replace_atom, std::uint64_t, object_list, std::string>,
     caf::reacts_to<atoms::event_atom, informer_event>,
     caf::reacts_to<atoms::bookmark_atom, std::string>,
     caf::reacts_to<atoms::report_atom, reflector_report>>;

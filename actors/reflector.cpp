@@ -8,6 +8,9 @@ namespace kinformer {
 
 namespace {
 
+// Items a batch of a list carries to the informer (a list page of client-go's 500 goes on whole).
+constexpr std::size_t list_batch_size = 256;
+
 using namespace std::chrono;
 
 struct reflector_state {
@@ -37,8 +40,9 @@ struct reflector_state {
   steady_clock::time_point watch_started{};
   std::size_t watch_events = 0;
 
-  // The snapshot being collected (paged list or streaming list), sent whole on completion.
+  // Items of the snapshot being received (paged list or streaming list) not yet sent on.
   object_list pending;
+  std::uint64_t list_id = 0; // which (re)list the batches sent to the informer belong to
   // What arrived with the input being stepped: a list page's items, or one watch event.
   object_list page_items;
   std::optional<watch_event> current_event;
@@ -159,15 +163,23 @@ void execute(reflector_pointer self, const watcher_action& action) {
         } else if constexpr (std::is_same_v<A, fetch_next_page>) {
           start_list_request(self, a.session, {}, a.continue_token, a.limit);
         } else if constexpr (std::is_same_v<A, begin_replace>) {
+          ++st.list_id;
           st.pending.clear();
         } else if constexpr (std::is_same_v<A, add_to_replace>) {
+          // The informer applies the list while the rest of it is still arriving: pages go on
+          // at once, a streaming list's initial events in batches.
           if (st.current_event && st.current_event->object)
             st.pending.push_back(st.current_event->object);
           else
             st.pending.insert(st.pending.end(), st.page_items.begin(), st.page_items.end());
+          if (st.pending.size() >= list_batch_size) {
+            self->send(st.informer, atoms::list_batch_atom::value, st.list_id,
+                       std::move(st.pending));
+            st.pending = {};
+          }
         } else if constexpr (std::is_same_v<A, complete_replace>) {
           auto took = duration_cast<milliseconds>(steady_clock::now() - st.list_started);
-          self->send(st.informer, atoms::replace_atom::value, std::move(st.pending),
+          self->send(st.informer, atoms::replace_atom::value, st.list_id, std::move(st.pending),
                      a.resource_version);
           st.pending = {};
           report(self, reflector_report::what::list_completed, restart_reason::initial, took);

@@ -184,33 +184,51 @@ result<delta> store::apply(event_type type, const object_ptr& obj) {
 
 std::vector<delta> store::replace(const std::vector<object_ptr>& items,
                                   std::string resource_version) {
+  begin_replace();
+  auto deltas = replace_batch(items);
+  auto deletions = finish_replace(std::move(resource_version));
+  deltas.insert(deltas.end(), std::make_move_iterator(deletions.begin()),
+                std::make_move_iterator(deletions.end()));
+  return deltas;
+}
+
+void store::begin_replace() {
+  listed_.clear();
+  replacing_ = true;
+}
+
+std::vector<delta> store::replace_batch(const std::vector<object_ptr>& items) {
+  if (!replacing_)
+    begin_replace();
   const bool initial = !synced_;
   std::vector<delta> deltas;
   deltas.reserve(items.size());
-  // Views of the items' keys: the items outlive this call.
-  std::unordered_set<std::string_view> listed;
-  listed.reserve(items.size());
-
   for (const auto& obj : items) {
     if (!obj)
       continue;
-    listed.insert(obj->key());
     object_ptr stored = get(obj->key());
     if (stored && stored->meta().resource_version == obj->meta().resource_version) {
+      listed_.insert(obj->key());
       deltas.push_back(delta{delta_type::sync, stored, stored, initial, false});
       continue;
     }
     object_ptr old = put(obj);
+    listed_.insert(obj->key());
     if (old)
       deltas.push_back(delta{delta_type::updated, obj, std::move(old), initial, false});
     else
       deltas.push_back(delta{delta_type::added, obj, nullptr, initial, false});
   }
+  return deltas;
+}
 
+std::vector<delta> store::finish_replace(std::string resource_version) {
+  const bool initial = !synced_;
+  std::vector<delta> deltas;
   std::vector<std::string_view> missing;
   for (std::size_t i = 0; i < objects_.shard_count(); ++i)
     for (const auto& entry : objects_.shard(i))
-      if (!listed.contains(entry.object->key()))
+      if (!listed_.contains(entry.object->key()))
         missing.push_back(entry.object->key());
   std::sort(missing.begin(), missing.end());
   // Copy the keys out before removing: each view dies with its entry.
@@ -218,7 +236,8 @@ std::vector<delta> store::replace(const std::vector<object_ptr>& items,
     object_ptr last = remove(key);
     deltas.push_back(delta{delta_type::deleted, last, last, initial, true});
   }
-
+  listed_ = {};
+  replacing_ = false;
   resource_version_ = std::move(resource_version);
   synced_ = true;
   return deltas;

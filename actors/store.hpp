@@ -112,6 +112,16 @@ public:
   // The deltas of the first replace are flagged initial_list. Null items are skipped.
   std::vector<delta> replace(const std::vector<object_ptr>& items, std::string resource_version);
 
+  // The same replace, fed as the list arrives: begin_replace(), then replace_batch() for each
+  // batch of items (their deltas at once), then finish_replace() (the deletions, the resource
+  // version, synced). A list of a million objects is applied while it is still being received.
+  // Between the calls the store holds a mix: objects already listed, and ones not listed yet;
+  // each of them is a state the server had. A new begin_replace() drops an unfinished one.
+  void begin_replace();
+  std::vector<delta> replace_batch(const std::vector<object_ptr>& items);
+  std::vector<delta> finish_replace(std::string resource_version);
+  bool replacing() const noexcept { return replacing_; }
+
   // Moves the resource version alone (a BOOKMARK).
   void set_resource_version(std::string resource_version);
 
@@ -147,6 +157,10 @@ private:
   std::size_t size_ = 0;
   std::string resource_version_;
   bool synced_ = false;
+  bool replacing_ = false;
+  // Keys listed so far by the replace in progress (copies: a watch event still in flight may
+  // remove an object meanwhile).
+  std::unordered_set<std::string, string_hash, std::equal_to<>> listed_;
 };
 
 } // namespace kinformer

@@ -53,6 +53,7 @@ using remote_subscribe_atom = caf::atom_constant<caf::atom("rsubscribe")>;
 using remote_deliver_atom = caf::atom_constant<caf::atom("rdeliver")>;
 
 // Reflector -> informer.
+using list_batch_atom = caf::atom_constant<caf::atom("listbatch")>;
 using replace_atom = caf::atom_constant<caf::atom("replace")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
 using bookmark_atom = caf::atom_constant<caf::atom("bookmark")>;

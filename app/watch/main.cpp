@@ -158,7 +158,9 @@ int main(int argc, char** argv) {
   auto inf = spawn_informer(system, client, informer);
 
   handler_callbacks callbacks;
-  callbacks.on_delta = [](const delta& d) { std::cout << delta_line(d) << std::endl; };
+  // One write per batch of deltas, not one per line.
+  callbacks.on_delta = [](const delta& d) { std::cout << delta_line(d) << '\n'; };
+  callbacks.on_batch_end = [] { std::cout.flush(); };
   callbacks.on_synced = [] { std::cout << synced_line << std::endl; };
   auto handler = spawn_handler(system, inf, std::move(callbacks));
 

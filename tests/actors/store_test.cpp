@@ -371,3 +371,44 @@ TEST_CASE("a default-constructed snapshot is empty") {
   CHECK(empty.list("ns", {}, {}).empty());
   CHECK_FALSE(empty.by_index(namespace_index_name, "ns").ok());
 }
+
+TEST_CASE("a replace fed in batches applies each batch at once and deletes only at the end") {
+  store s;
+  (void)s.replace({make_pod("ns", "kept", "1"), make_pod("ns", "gone", "2")}, "10");
+
+  s.begin_replace();
+  auto first = s.replace_batch({make_pod("ns", "kept", "1"), make_pod("ns", "new", "11")});
+  REQUIRE(first.size() == 2);
+  CHECK(first[0].type == delta_type::sync);
+  CHECK(first[1].type == delta_type::added);
+  CHECK_FALSE(first[1].initial_list); // the store had synced before
+  // Applied while the list goes on: visible now; nothing deleted yet.
+  CHECK(s.get("ns/new") != nullptr);
+  CHECK(s.get("ns/gone") != nullptr);
+  CHECK(s.replacing());
+  auto second = s.replace_batch({make_pod("ns", "later", "12")});
+  REQUIRE(second.size() == 1);
+  auto deletions = s.finish_replace("20");
+  REQUIRE(deletions.size() == 1);
+  CHECK(deletions[0].type == delta_type::deleted);
+  CHECK(deletions[0].final_state_unknown);
+  CHECK(deletions[0].object->key() == "ns/gone");
+  CHECK(s.size() == 3);
+  CHECK(s.resource_version() == "20");
+  CHECK_FALSE(s.replacing());
+}
+
+TEST_CASE("a list that broke off is dropped by the next one") {
+  store s;
+  s.begin_replace();
+  (void)s.replace_batch({make_pod("ns", "a", "1"), make_pod("ns", "b", "2")});
+  CHECK_FALSE(s.has_synced()); // an unfinished first list does not sync the store
+  // The list failed; the next one lists only b: a must be deleted, though the broken list saw it.
+  s.begin_replace();
+  (void)s.replace_batch({make_pod("ns", "b", "2")});
+  auto deletions = s.finish_replace("5");
+  REQUIRE(deletions.size() == 1);
+  CHECK(deletions[0].object->key() == "ns/a");
+  CHECK(deletions[0].initial_list);
+  CHECK(s.has_synced());
+}
