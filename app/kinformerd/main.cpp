@@ -5,6 +5,7 @@
 // SIGTERM or SIGINT, then stops it gracefully: exit 0 after a clean stop, 1 when start-up
 // fails, 2 for a bad command line or config.
 
+#include "app/common/allocator_tuning.hpp"
 #include "app/kinformerd/config.hpp"
 #include "app/kinformerd/service.hpp"
 
@@ -15,6 +16,7 @@
 using namespace kinformer;
 
 int main(int argc, char** argv) {
+  tune_allocator_or_reexec(argv);
   auto config = service::parse_command_line(argc, argv);
   if (!config) {
     std::cerr << "kinformerd: " << config.err().describe() << "\n"

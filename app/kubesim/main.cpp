@@ -1,6 +1,7 @@
 // kubesim: the Kubernetes API-server simulator as a program. Preloads realistic pods, churns them,
 // and serves the API plus the /sim/ control interface until SIGINT or SIGTERM.
 
+#include "app/common/allocator_tuning.hpp"
 #include "app/kubesim/churn.hpp"
 #include "app/kubesim/object_generator.hpp"
 #include "app/kubesim/simulator.hpp"
@@ -343,6 +344,7 @@ private:
 } // namespace
 
 int main(int argc, char** argv) {
+  tune_allocator_or_reexec(argv);
   auto parsed = parse_command_line(argc, argv);
   if (!parsed) {
     std::cerr << "kubesim: " << parsed.err().message << " (see --help)\n";

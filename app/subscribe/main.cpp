@@ -9,6 +9,7 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/remote_setup.hpp"
 #include "actors/remote_subscriber.hpp"
+#include "app/common/allocator_tuning.hpp"
 #include "app/common/delta_line.hpp"
 
 #include <caf/actor_system.hpp>
@@ -65,6 +66,7 @@ bool read_secret(const std::string& path, std::string& out) {
 } // namespace
 
 int main(int argc, char** argv) {
+  tune_allocator_or_reexec(argv);
   std::string connect, secret_file;
   remote_tls tls;
   bool plaintext = false;

@@ -8,6 +8,7 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
+#include "app/common/allocator_tuning.hpp"
 #include "app/common/delta_line.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/kube_config.hpp"
@@ -60,6 +61,7 @@ int fail(const std::string& message) {
 } // namespace
 
 int main(int argc, char** argv) {
+  tune_allocator_or_reexec(argv);
   arguments args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

@@ -1,0 +1,29 @@
+#include "app/common/allocator_tuning.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+namespace kinformer {
+
+namespace {
+
+constexpr const char* tunables = "glibc.malloc.arena_max=1:"
+                                 "glibc.malloc.hugetlb=1:"
+                                 "glibc.malloc.top_pad=67108864";
+
+} // namespace
+
+void tune_allocator_or_reexec(char** argv) {
+  const char* opt_out = std::getenv("KINFORMER_MALLOC_TUNING");
+  if (opt_out && std::strcmp(opt_out, "off") == 0)
+    return;
+  if (std::getenv("GLIBC_TUNABLES") != nullptr)
+    return; // set by the user, or by the re-exec below
+  if (::setenv("GLIBC_TUNABLES", tunables, 1) != 0)
+    return;
+  ::execv("/proc/self/exe", argv);
+  ::unsetenv("GLIBC_TUNABLES"); // the exec failed: carry on untuned
+}
+
+} // namespace kinformer
