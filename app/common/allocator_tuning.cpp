@@ -20,9 +20,15 @@ void tune_allocator_or_reexec(char** argv) {
     return;
   if (std::getenv("GLIBC_TUNABLES") != nullptr)
     return; // set by the user, or by the re-exec below
+  // The binary's own path, not /proc/self/exe: the process keeps its name ("exe" otherwise).
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof path - 1)
+    return;
+  path[n] = '\0';
   if (::setenv("GLIBC_TUNABLES", tunables, 1) != 0)
     return;
-  ::execv("/proc/self/exe", argv);
+  ::execv(path, argv);
   ::unsetenv("GLIBC_TUNABLES"); // the exec failed: carry on untuned
 }
 

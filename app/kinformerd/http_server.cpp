@@ -40,7 +40,10 @@ http_response status_response(int code, std::string_view reason, std::string_vie
       {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", boost::json::object()},
       {"status", "Failure"}, {"message", message}, {"reason", reason},
       {"code", code}};
-  return http_response{code, "application/json", boost::json::serialize(body), {}};
+  http_response response;
+  response.status = code;
+  response.body = boost::json::serialize(body);
+  return response;
 }
 
 const char* to_string(stream_end end) noexcept {
@@ -295,6 +298,8 @@ private:
   void on_request(beast::error_code ec);
   void dispatch();
   void write_response(bool keep_alive);
+  void write_pieces(bool keep_alive);
+  void after_response(beast::error_code ec, bool keep_alive);
   void watch_for_disconnect();
   void write_last_chunk();
   // Counts the stream as closed, then tells its writers why it ended.
@@ -306,6 +311,10 @@ private:
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
+  // A response whose body is gathered from pieces: its header, then the pieces.
+  std::optional<http::response<http::empty_body>> pieces_header_;
+  std::vector<net::const_buffer> pieces_;
+  std::shared_ptr<const void> pieces_owner_;
   bool keep_alive_ = false;
   bool awaiting_answer_ = false;
   bool closed_ = false;
@@ -497,6 +506,25 @@ void session::send(http_response response) {
   if (closed_ || !awaiting_answer_)
     return;
   awaiting_answer_ = false;
+  if (!response.body_pieces.empty()) {
+    pieces_header_.emplace(static_cast<http::status>(response.status), 11);
+    pieces_header_->set(http::field::server, "kinformerd");
+    pieces_header_->set(http::field::content_type, response.content_type);
+    for (auto& [name, value] : response.headers)
+      pieces_header_->set(name, value);
+    std::size_t total = 0;
+    pieces_.clear();
+    pieces_.reserve(response.body_pieces.size());
+    for (std::string_view piece : response.body_pieces) {
+      total += piece.size();
+      pieces_.emplace_back(piece.data(), piece.size());
+    }
+    pieces_owner_ = std::move(response.pieces_owner);
+    pieces_header_->keep_alive(keep_alive_);
+    pieces_header_->content_length(total);
+    write_pieces(keep_alive_);
+    return;
+  }
   response_.emplace(static_cast<http::status>(response.status), 11);
   response_->set(http::field::server, "kinformerd");
   response_->set(http::field::content_type, response.content_type);
@@ -513,11 +541,34 @@ void session::write_response(bool keep_alive) {
   http::async_write(stream_, *response_,
                     [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
                       self->response_.reset();
-                      if (ec || !keep_alive || self->server_->stopping)
-                        self->close_connection();
-                      else
-                        self->read_request();
+                      self->after_response(ec, keep_alive);
                     });
+}
+
+void session::write_pieces(bool keep_alive) {
+  stream_.expires_after(server_->options.idle_timeout);
+  // The header (its Content-Length counts the pieces), then the pieces in one gathered write.
+  http::async_write(stream_, *pieces_header_,
+                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+                      if (ec) {
+                        self->after_response(ec, keep_alive);
+                        return;
+                      }
+                      net::async_write(self->stream_, self->pieces_,
+                                       [self, keep_alive](beast::error_code ec, std::size_t) {
+                                         self->after_response(ec, keep_alive);
+                                       });
+                    });
+}
+
+void session::after_response(beast::error_code ec, bool keep_alive) {
+  pieces_header_.reset();
+  pieces_.clear();
+  pieces_owner_.reset();
+  if (ec || !keep_alive || server_->stopping)
+    close_connection();
+  else
+    read_request();
 }
 
 void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::string content_type,

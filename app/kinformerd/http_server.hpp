@@ -41,6 +41,11 @@ struct http_response {
   std::string content_type = "application/json";
   std::string body;
   http_headers headers; // extra headers
+  // When not empty, the body instead of `body`: pieces written one after another as they are,
+  // never copied together (a list's items are the stored objects' own bytes). `pieces_owner`
+  // keeps what they point into alive until they are written.
+  std::vector<std::string_view> body_pieces;
+  std::shared_ptr<const void> pieces_owner;
 };
 
 // A Kubernetes Status failure as a response: {"kind":"Status",...,"code":404,"reason":...}.

@@ -27,11 +27,16 @@ using watch_timeout_atom = caf::atom_constant<caf::atom("wtimeout")>;
 using watch_actor = handler_actor::extend<caf::reacts_to<watch_timeout_atom>>;
 
 http_response status_reply(const status& s) {
-  return http_response{s.code, "application/json", sim::status_json(s), {}};
+  http_response response;
+  response.status = s.code;
+  response.body = sim::status_json(s);
+  return response;
 }
 
 http_response json_reply(std::string body) {
-  return http_response{200, "application/json", std::move(body), {}};
+  http_response response;
+  response.body = std::move(body);
+  return response;
 }
 
 status method_not_allowed() {
@@ -167,27 +172,38 @@ namespace {
 
 using state_ptr = std::shared_ptr<read_api::state>;
 
-// `{"kind":"PodList",...}` with items[offset, offset+count) of `items`.
-std::string list_body(const read_request& req, const std::string& resource_version,
-                      const std::string& continue_token, const object_list& items,
-                      std::size_t offset, std::size_t count) {
-  boost::json::object metadata{{"resourceVersion", resource_version}};
+// `{"kind":"PodList",...}` with items[offset, offset+count) of the snapshot, as pieces: the
+// envelope, then each stored object's own bytes, which are sent without being copied.
+http_response list_reply(const read_request& req, const std::string& continue_token,
+                         std::shared_ptr<const page_snapshot> snapshot, std::size_t offset,
+                         std::size_t count) {
+  const object_list& items = snapshot->items;
+  boost::json::object metadata{{"resourceVersion", snapshot->resource_version}};
   if (!continue_token.empty()) {
     metadata["continue"] = continue_token;
     metadata["remainingItemCount"] = static_cast<std::int64_t>(items.size() - offset - count);
   }
-  std::string body =
-      "{\"kind\":" + boost::json::serialize(boost::json::value(req.info->list_kind())) +
-      ",\"apiVersion\":" +
-      boost::json::serialize(boost::json::value(req.info->gvr.gv().api_version())) +
-      ",\"metadata\":" + boost::json::serialize(metadata) + ",\"items\":[";
+  struct owner {
+    std::string head;
+    std::shared_ptr<const page_snapshot> snapshot;
+  };
+  auto held = std::make_shared<owner>();
+  held->head = "{\"kind\":" + boost::json::serialize(boost::json::value(req.info->list_kind())) +
+               ",\"apiVersion\":" +
+               boost::json::serialize(boost::json::value(req.info->gvr.gv().api_version())) +
+               ",\"metadata\":" + boost::json::serialize(metadata) + ",\"items\":[";
+  held->snapshot = std::move(snapshot);
+  http_response reply;
+  reply.body_pieces.reserve(2 * count + 2);
+  reply.body_pieces.push_back(held->head);
   for (std::size_t i = offset; i < offset + count; ++i) {
     if (i != offset)
-      body += ',';
-    body.append(items[i]->json_text());
+      reply.body_pieces.push_back(",");
+    reply.body_pieces.push_back(items[i]->json_text());
   }
-  body += "]}";
-  return body;
+  reply.body_pieces.push_back("]}");
+  reply.pieces_owner = std::move(held);
+  return reply;
 }
 
 // Answers one page of `snapshot` from `offset`, keeping the snapshot when more pages follow.
@@ -204,7 +220,7 @@ http_response page_reply(const state_ptr& st, const read_request& req,
       id = st->keep_snapshot(snapshot);
     token = std::to_string(id) + ":" + std::to_string(offset + count);
   }
-  return json_reply(list_body(req, snapshot->resource_version, token, items, offset, count));
+  return list_reply(req, token, std::move(snapshot), offset, count);
 }
 
 // Runs `done(resource_version)` on `self` once every informer of the kind has synced, with the

@@ -87,7 +87,10 @@ http_server_options listening_on(std::string address) {
 }
 
 http_response text(std::string body) {
-  return http_response{200, "text/plain", std::move(body), {}};
+  http_response response;
+  response.content_type = "text/plain";
+  response.body = std::move(body);
+  return response;
 }
 
 // A server on loopback with a few plain routes; tests add their own before start().
@@ -400,4 +403,23 @@ TEST_CASE("http_server: stop ends open streams cleanly and joins") {
   CHECK_FALSE(stream->write("after stop\n"));
   f.reset(); // the stream outlives the server safely
   CHECK(stream->closed());
+}
+
+TEST_CASE("http_server: a body given as pieces arrives whole, and the connection stays alive") {
+  server_fixture f;
+  auto big = std::make_shared<const std::string>(300000, 'x'); // several socket writes' worth
+  f.server.add_route("/pieces", [big](const http_request&, std::shared_ptr<http_exchange> x) {
+    http_response response = text("");
+    response.body_pieces = {"[", *big, ",", "\"end\"", "]"};
+    response.pieces_owner = big;
+    x->respond(std::move(response));
+  });
+  f.start();
+  client c(f.server.port());
+  auto first = c.get("/pieces");
+  CHECK(first.result_int() == 200);
+  CHECK(first.body() == "[" + *big + ",\"end\"]");
+  CHECK(first[http::field::content_length] == std::to_string(big->size() + 8));
+  auto second = c.get("/api/next");
+  CHECK(second.body() == "api /api/next");
 }
