@@ -1,0 +1,387 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: kinformer (kinformer-watch) against @kubernetes/client-node 1.4.0's
+# informer, on one kubesim, alternating kinformer / client-node for --rounds rounds. Each run:
+# start the client, wait until it has synced, then write --events pod changes through kubesim's
+# churn and time them in the client. Writes side_by_side.{md,json,png} into --results.
+# See README.md in this folder for what each figure means.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: tests/bench/side_by_side/run.sh [options]
+  --build DIR      C++ build dir holding app/kubesim and app/kinformer-watch (build)
+  --pods N         pods kubesim preloads, spread over 50 namespaces (100000)
+  --rounds R       rounds; each runs kinformer, then client-node (2)
+  --events E       watch events timed per client run; 0 = sync only (200000)
+  --results DIR    where side_by_side.md, .json and .png go (tests/bench/results)
+  --burst B        churn written in bursts of at most B, with at most 2B unread by the client,
+                   to stay under kubesim's 100,000-line per-watch queue limit (40000)
+  --churn MODE     drain: hold the watch while a burst is written, then time its delivery;
+                   paced: write at full speed while the client reads (drain)
+  --list MODE      client-node's list function: raw (fetch + JSON.parse) or api (raw)
+  --idle S         stop waiting for missing events after S quiet seconds (5)
+  --timeout S      limit for kubesim's start and for each client run (900)
+Relative paths are taken from the current directory; the defaults from the repository root.
+EOF
+}
+
+command_line="$0 $*"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+
+build="$repo/build"
+pods=100000
+namespaces=50
+rounds=2
+events=200000
+results="$repo/tests/bench/results"
+burst=40000
+list_mode=raw
+churn_mode=drain
+idle=5
+timeout=900
+
+log() { printf '[side_by_side] %s\n' "$*" >&2; }
+die() {
+  log "error: $1"
+  [[ -n ${2:-} && -f ${2:-} ]] && sed 's/^/  | /' "$2" | tail -n 40 >&2
+  exit 1
+}
+absolute() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac }
+need_value() { (($# >= 2)) || die "$1 needs a value"; }
+number() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 needs a non-negative integer, not '$2'"; }
+
+while (($#)); do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    --build) need_value "$@"; build=$(absolute "$2"); shift 2 ;;
+    --results) need_value "$@"; results=$(absolute "$2"); shift 2 ;;
+    --pods) need_value "$@"; number "$1" "$2"; pods=$2; shift 2 ;;
+    --rounds) need_value "$@"; number "$1" "$2"; rounds=$2; shift 2 ;;
+    --events) need_value "$@"; number "$1" "$2"; events=$2; shift 2 ;;
+    --burst) need_value "$@"; number "$1" "$2"; burst=$2; shift 2 ;;
+    --idle) need_value "$@"; number "$1" "$2"; idle=$2; shift 2 ;;
+    --timeout) need_value "$@"; number "$1" "$2"; timeout=$2; shift 2 ;;
+    --list) need_value "$@"; list_mode=$2; shift 2 ;;
+    --churn) need_value "$@"; churn_mode=$2; shift 2 ;;
+    *) usage >&2; die "unknown argument $1" ;;
+  esac
+done
+((pods >= 1)) || die "--pods must be at least 1"
+((rounds >= 1)) || die "--rounds must be at least 1"
+((burst >= 1 && burst <= 45000)) || die "--burst must be 1 to 45000 (2 bursts stay under kubesim's 100,000-line watch queue)"
+((idle >= 1 && timeout >= 10)) || die "--idle must be at least 1 and --timeout at least 10"
+[[ $list_mode == raw || $list_mode == api ]] || die "--list must be raw or api"
+[[ $churn_mode == drain || $churn_mode == paced ]] || die "--churn must be drain or paced"
+
+# CMake puts both programs in $build/app (app/CMakeLists.txt defines them); the second
+# candidate is the per-program folder layout.
+first_executable() {
+  local c
+  for c; do [[ -f $c && -x $c ]] && { printf '%s' "$c"; return; }; done
+  printf '%s' "$1"
+}
+kubesim=$(first_executable "$build/app/kubesim" "$build/app/kubesim/kubesim")
+watch_bin=$(first_executable "$build/app/kinformer-watch" "$build/app/watch/kinformer-watch")
+[[ -f $kubesim && -x $kubesim ]] || die "$kubesim not found: build it first (cmake --build $build --target kubesim)"
+[[ -f $watch_bin && -x $watch_bin ]] || die "$watch_bin not found: build it first (cmake --build $build --target kinformer-watch)"
+for tool in node npm curl; do
+  command -v "$tool" >/dev/null || die "$tool is required"
+done
+have_gnuplot=1
+command -v gnuplot >/dev/null || { have_gnuplot=0; log "gnuplot not found: no PNG"; }
+
+# Everything temporary lives here, client-node's node_modules included; removed on exit.
+work=$(mktemp -d "${TMPDIR:-/tmp}/side_by_side.XXXXXX")
+children=() # pids of the processes this script started and has not reaped
+
+forget_child() {
+  local pid=$1 kept=() p
+  for p in ${children[@]+"${children[@]}"}; do [[ $p == "$pid" ]] || kept+=("$p"); done
+  children=(${kept[@]+"${kept[@]}"})
+}
+
+# True while PID runs (a zombie, exited but not yet reaped, counts as gone).
+alive() {
+  local stat
+  [[ -r /proc/$1/stat ]] || return 1
+  read -r stat <"/proc/$1/stat" 2>/dev/null || return 1
+  stat=${stat##*) }
+  [[ ${stat:0:1} != Z ]]
+}
+
+cleanup() {
+  local rc=$? f p i
+  trap - EXIT INT TERM
+  # kinformer-watch runs under the probe; its pid file exists only while a run is in flight.
+  for f in "$work"/*.pid; do
+    [[ -f $f ]] && read -r p <"$f" && [[ $p =~ ^[0-9]+$ ]] && children+=("$p")
+  done
+  for p in ${children[@]+"${children[@]}"}; do kill -TERM "$p" 2>/dev/null || true; done
+  for ((i = 0; i < 50; ++i)); do
+    local any=0
+    for p in ${children[@]+"${children[@]}"}; do alive "$p" && any=1; done
+    ((any)) || break
+    sleep 0.1
+  done
+  for p in ${children[@]+"${children[@]}"}; do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Microseconds since the epoch into $now (no subshell; EPOCHREALTIME's separator follows the locale).
+now_us() {
+  local t=$EPOCHREALTIME
+  now=$((10#${t//[.,]/}))
+}
+seconds_since() { # START_US -> seconds as a decimal string
+  now_us
+  local us=$((now - $1))
+  printf '%d.%06d' $((us / 1000000)) $((us % 1000000))
+}
+
+# --- client-node, installed into the throwaway folder ------------------------------------------
+log "installing @kubernetes/client-node into $work/npm"
+mkdir "$work/npm"
+cp "$here/package.json" "$here/client_node_informer.mjs" "$work/npm/"
+# The script is run from the install folder: ES modules resolve packages from the importing
+# file's directory, and NODE_PATH does not apply to them.
+npm install --no-audit --no-fund --prefix "$work/npm" >"$work/npm.log" 2>&1 ||
+  die "npm install failed" "$work/npm.log"
+
+# --- kubesim -----------------------------------------------------------------------------------
+log "starting kubesim with $pods pods over $namespaces namespaces"
+"$kubesim" --listen 127.0.0.1:0 --pods "$pods" --namespaces "$namespaces" \
+  >"$work/kubesim.out" 2>"$work/kubesim.err" &
+kubesim_pid=$!
+children+=("$kubesim_pid")
+url=
+now_us
+start=$now
+while :; do
+  line=
+  if [[ -s $work/kubesim.out ]]; then read -r line <"$work/kubesim.out" || true; fi
+  if [[ $line == "listening on "* ]]; then
+    url=${line#listening on }
+    break
+  fi
+  alive "$kubesim_pid" || die "kubesim exited before listening" "$work/kubesim.err"
+  now_us
+  (((now - start) / 1000000 < timeout)) || die "kubesim did not listen within $timeout s" "$work/kubesim.err"
+  sleep 0.2
+done
+[[ $url =~ ^http://127\.0\.0\.1:[0-9]+$ ]] || die "kubesim listens on '$url', not on a loopback http URL"
+log "kubesim at $url"
+
+sim() { # METHOD PATH -> body on stdout
+  curl -sf --max-time 30 -X "$1" "$url$2"
+}
+churn_idle() { [[ $(sim GET /sim/churn) == *'"running":false'* ]]; }
+
+# Pods in kubesim now (churn creates and deletes, so the count drifts between runs).
+pod_count() {
+  local body
+  body=$(sim GET '/api/v1/pods?limit=1') || die "cannot list pods at $url"
+  if [[ $body =~ \"remainingItemCount\":([0-9]+) ]]; then
+    echo $((BASH_REMATCH[1] + 1))
+  elif [[ $body == *'"items":[]'* ]]; then
+    echo 0
+  else
+    echo 1
+  fi
+}
+
+# "STATE EVENTS LAST_EVENT_WALL_US" from a client's progress file into $p_state, $p_events and
+# $p_last_us.
+read_progress() {
+  p_state=
+  p_events=0
+  p_last_us=0
+  if [[ -f $1 ]]; then read -r p_state p_events p_last_us <"$1" || true; fi
+  [[ $p_events =~ ^[0-9]+$ ]] || p_events=0
+  [[ $p_last_us =~ ^[0-9]+$ ]] || p_last_us=0
+}
+
+# Waits until the client (PID, PROGRESS) has counted at least TARGET events. Deltas can go missing
+# for good (kinformer's handler queue coalesces deltas of one object past its bound; a restarted
+# client-node watch relists), so it also returns after --idle seconds without progress, and sets
+# $stalled. Returns 1 when the client has finished counting (state done).
+wait_for_events() { # PID PROGRESS TARGET TAG ERRFILE
+  local pid=$1 progress=$2 target=$3 tag=$4 err=$5 t0 last_events=-1 last_change
+  now_us
+  t0=$now
+  last_change=$now
+  while :; do
+    read_progress "$progress"
+    [[ $p_state == "done" ]] && return 1 # finished counting (then it exits)
+    alive "$pid" || die "$tag: the client exited during the churn" "$err"
+    [[ $p_state == ready ]] || die "$tag: client in state '$p_state' during the churn" "$err"
+    ((p_events >= target)) && return 0
+    now_us
+    if ((p_events != last_events)); then
+      last_events=$p_events
+      last_change=$now
+    elif (((now - last_change) / 1000000 >= idle)); then
+      stalled=1
+      return 0
+    fi
+    (((now - t0) / 1000000 < timeout)) || die "$tag: the client stayed $((target - p_events)) events short for $timeout s" "$err"
+    sleep 0.02
+  done
+}
+
+wait_churn_done() { # TAG
+  local t0
+  now_us
+  t0=$now
+  until churn_idle; do
+    now_us
+    (((now - t0) / 1000000 < timeout)) || die "$1: kubesim's churn did not finish within $timeout s"
+    sleep 0.05
+  done
+}
+
+# Writes $events changes through kubesim's churn (POST /sim/churn?rate=max&count=C) in bursts of
+# at most $burst, and times the client's delivery:
+# - drain (default): kubesim holds the client's watch back (/sim/faults/stall-watches) while the
+#   churn writes a burst, then lets it go (resume-watches); the burst's time runs from just before
+#   the resume to the client's last event (its wall clock, from the progress file). The rate is
+#   the client's alone, whatever the writer's speed (as informer_bench --drain-bursts).
+# - paced: the churn writes at full speed while the client reads; the client times its events from
+#   the first to the N-th. A new burst starts when the client has read all but one burst. When
+#   the script never had to wait for the client, the writer set the pace (writer-bound).
+# Either way at most 2 bursts are unread by the client: kubesim closes a watch that has 100,000
+# lines queued (a slow watcher, as the real API server does), which would turn client-node's
+# count into a relist. POST /sim/churn replaces a running churn, so a burst starts only when the
+# previous one is written.
+drive_churn() { # PID PROGRESS TAG ERRFILE
+  local pid=$1 progress=$2 tag=$3 err=$4
+  local sent=0 bursts=0 c t0 start_us wait_client_us=0 drain_us=0 drained=0 before resume_us counting
+  stalled=0
+  now_us
+  start_us=$now
+  while ((sent < events)); do
+    c=$((events - sent < burst ? events - sent : burst))
+    now_us
+    t0=$now
+    if [[ $churn_mode == drain ]]; then
+      wait_for_events "$pid" "$progress" "$sent" "$tag" "$err" || break
+      before=$p_events
+      sim POST /sim/faults/stall-watches >/dev/null || die "$tag: POST /sim/faults/stall-watches failed"
+      sim POST "/sim/churn?rate=max&count=$c" >/dev/null || die "$tag: POST /sim/churn failed"
+      sent=$((sent + c))
+      bursts=$((bursts + 1))
+      wait_churn_done "$tag"
+      now_us
+      resume_us=$now
+      sim POST /sim/faults/resume-watches >/dev/null || die "$tag: POST /sim/faults/resume-watches failed"
+      # A client that has counted all it was asked for says so in its last progress line (done).
+      counting=1
+      wait_for_events "$pid" "$progress" "$sent" "$tag" "$err" || counting=0
+      if ((p_events > before && p_last_us > resume_us)); then
+        drain_us=$((drain_us + p_last_us - resume_us))
+        drained=$((drained + p_events - before))
+      fi
+      ((counting)) || break
+    else
+      wait_for_events "$pid" "$progress" $((sent - burst)) "$tag" "$err" || break
+      now_us
+      wait_client_us=$((wait_client_us + now - t0))
+      wait_churn_done "$tag"
+      sim POST "/sim/churn?rate=max&count=$c" >/dev/null || die "$tag: POST /sim/churn failed"
+      sent=$((sent + c))
+      bursts=$((bursts + 1))
+    fi
+  done
+  wait_churn_done "$tag"
+  local churn_seconds
+  churn_seconds=$(seconds_since "$start_us")
+  # Every change is written: wait for the client to count them (or to go quiet), then end its
+  # count with SIGUSR2.
+  if wait_for_events "$pid" "$progress" "$sent" "$tag" "$err"; then
+    kill -USR2 "$pid" 2>/dev/null || true
+  fi
+  local drain_json=null
+  if [[ $churn_mode == drain ]] && ((drain_us > 0)); then
+    drain_json=$(printf '{"events":%d,"seconds":%d.%06d}' "$drained" $((drain_us / 1000000)) $((drain_us % 1000000)))
+  fi
+  printf '{"mode":"%s","sent":%d,"bursts":%d,"burst":%d,"churn_seconds":%s,"wait_client_seconds":%d.%06d,"drain":%s,"stalled":%s,"churn_state":%s}\n' \
+    "$churn_mode" "$sent" "$bursts" "$burst" "$churn_seconds" $((wait_client_us / 1000000)) $((wait_client_us % 1000000)) \
+    "$drain_json" "$([[ $stalled == 1 ]] && echo true || echo false)" "$(sim GET /sim/churn | tr -d '\n')" \
+    >"$work/$tag.churn.json"
+}
+
+run_client() { # CLIENT ROUND
+  local client=$1 round=$2 tag="$1-$2"
+  local progress="$work/$tag.progress" out="$work/$tag.json" err="$work/$tag.err" pid rc expect
+  churn_idle || die "kubesim's churn is still running before $tag"
+  expect=$(pod_count)
+  log "round $round: $client (expects $expect pods, then $events events)"
+  if [[ $client == kinformer ]]; then
+    node "$here/kinformer_watch_probe.mjs" --bin "$watch_bin" --server "$url" --expect "$expect" \
+      --events "$events" --idle "$timeout" --timeout "$timeout" --progress "$progress" \
+      --pid-file "$work/$tag.pid" >"$out" 2>"$err" &
+  else
+    # --expose-gc: the settled RSS is read after a full collection.
+    node --expose-gc "$work/npm/client_node_informer.mjs" --server "$url" --expect "$expect" \
+      --events "$events" --idle "$timeout" --timeout "$timeout" --list "$list_mode" \
+      --progress "$progress" >"$out" 2>"$err" &
+  fi
+  pid=$!
+  children+=("$pid")
+
+  # Until synced and settled ("ready"), or finished when there are no events to count.
+  local t0
+  now_us
+  t0=$now
+  while :; do
+    read_progress "$progress"
+    [[ $p_state == "ready" || $p_state == "done" ]] && break
+    alive "$pid" || break # the exit status below tells what happened
+    now_us
+    (((now - t0) / 1000000 < timeout + 30)) || die "$tag: not synced within $timeout s" "$err"
+    sleep 0.05
+  done
+  if ((events > 0)) && [[ $p_state == ready ]]; then
+    drive_churn "$pid" "$progress" "$tag" "$err"
+  fi
+
+  now_us
+  t0=$now
+  while alive "$pid"; do
+    now_us
+    (((now - t0) / 1000000 < timeout + 30)) || die "$tag: still running $timeout s after the churn" "$err"
+    sleep 0.1
+  done
+  rc=0
+  wait "$pid" || rc=$?
+  forget_child "$pid"
+  rm -f "$work/$tag.pid" # the probe reaped kinformer-watch: its pid may be reused now
+  # 4: finished, but fewer events than asked for (reported, and flagged in the table).
+  [[ $rc == 0 || $rc == 4 ]] || die "$tag failed (exit $rc)" "$err"
+  [[ -s $out ]] || die "$tag printed no result" "$err"
+  ((rc == 0)) || log "$tag: fewer events than $events arrived; see the report"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$client" "$round" "$out" \
+    "$([[ -f $work/$tag.churn.json ]] && echo "$work/$tag.churn.json" || echo -)" "$rc" >>"$work/runs.tsv"
+  cp "$err" "$work/$tag.log" 2>/dev/null || true
+  sleep 1 # let kubesim close the finished watch before the next run
+}
+
+: >"$work/runs.tsv"
+for ((round = 1; round <= rounds; ++round)); do
+  run_client kinformer "$round"
+  run_client client-node "$round"
+done
+
+mkdir -p "$results"
+node "$here/report.mjs" --runs "$work/runs.tsv" --results "$results" --work "$work" --repo "$repo" \
+  --pods "$pods" --namespaces "$namespaces" --events "$events" --burst "$burst" --rounds "$rounds" \
+  --list "$list_mode" --churn "$churn_mode" --command "$command_line"
+if ((have_gnuplot)); then
+  gnuplot "$work/side_by_side.gp" 2>"$work/gnuplot.err" || die "gnuplot failed" "$work/gnuplot.err"
+fi
+log "wrote $results/side_by_side.md, side_by_side.json$( ((have_gnuplot)) && echo ', side_by_side.png')"
+cat "$results/side_by_side.md"
