@@ -998,3 +998,26 @@ TEST_CASE("get_sync returns non-2xx answers as responses and rejects bad URLs at
   REQUIRE_FALSE(created.ok());
   CHECK(created.err().code == errc::invalid_argument);
 }
+
+TEST_CASE("a list's items are decoded as the body arrives and can be handed on in batches") {
+  std::vector<std::string> names;
+  for (int i = 0; i < 3000; ++i)
+    names.push_back("p" + std::to_string(i));
+  const std::string body = pod_list(names, "9", "");
+  scripted_server server([&](server_exchange& ex) { ex.respond(200, body); });
+  auto client = make_client(server.url());
+  list_request request;
+  request.path = "/api/v1/pods";
+  std::vector<std::size_t> batches; // on the I/O thread, before the list's callback
+  std::size_t items = 0;
+  request.on_items = [&](std::vector<object_ptr>&& batch) {
+    batches.push_back(batch.size());
+    items += batch.size();
+  };
+  auto outcome = list_sync(*client, request);
+  REQUIRE(outcome.page->ok());
+  CHECK((*outcome.page)->items.empty()); // every item went out through on_items
+  CHECK((*outcome.page)->resource_version == "9");
+  CHECK(items == names.size());
+  CHECK(batches.size() > 1); // the body (over 256 KB) was read, and handed on, in pieces
+}
