@@ -35,10 +35,26 @@
 // printed with the events counted so far.
 
 import * as k8s from '@kubernetes/client-node';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  count,
+  countComplete,
+  countEvent,
+  eventFigures,
+  fail,
+  failAfter,
+  finishOnSignal,
+  parseOptions,
+  pollCount,
+  printResult,
+  progress,
+  seconds,
+  setScript,
+  writeProgress,
+} from './bench_cli.mjs';
 
 const usage = `usage: node --expose-gc client_node_informer.mjs --server URL [options]
   --server URL     API server, plain http on loopback (no authentication)
@@ -52,26 +68,8 @@ const usage = `usage: node --expose-gc client_node_informer.mjs --server URL [op
 `;
 
 function parseArgs(argv) {
-  const opts = { server: '', expect: 0, events: 0, list: 'raw', timeout: 600, idle: 10, progress: '' };
-  const numeric = new Set(['expect', 'events', 'timeout', 'idle']);
-  for (let i = 0; i < argv.length; ++i) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') {
-      process.stdout.write(usage);
-      process.exit(0);
-    }
-    const name = arg.startsWith('--') ? arg.slice(2) : '';
-    if (!(name in opts)) fail(2, `unknown option ${arg}\n${usage}`);
-    if (i + 1 >= argv.length) fail(2, `${arg} needs a value`);
-    const value = argv[++i];
-    if (numeric.has(name)) {
-      const n = Number(value);
-      if (!Number.isFinite(n) || n < 0) fail(2, `${arg} needs a non-negative number, not "${value}"`);
-      opts[name] = n;
-    } else {
-      opts[name] = value;
-    }
-  }
+  const defaults = { server: '', expect: 0, events: 0, list: 'raw', timeout: 600, idle: 10, progress: '' };
+  const opts = parseOptions(argv, defaults, usage);
   if (!opts.server) fail(2, `--server is required\n${usage}`);
   if (!/^http:\/\//.test(opts.server)) fail(2, '--server must be a plain http:// URL');
   opts.server = opts.server.replace(/\/+$/, '');
@@ -79,37 +77,10 @@ function parseArgs(argv) {
   return opts;
 }
 
-let progressFile = '';
-let progressState = '';
-let progressEvents = -1;
-let tLastEvent = 0; // performance.now() of the latest event counted after sync
-// Wall-clock microseconds of that event, 0 before any: run.sh's drain timing compares it with
-// its own clock (EPOCHREALTIME).
-const lastEventWallUs = () => (tLastEvent > 0 ? Math.round((performance.timeOrigin + tLastEvent) * 1000) : 0);
-
-function writeProgress(state, events) {
-  if (!progressFile || (state === progressState && events === progressEvents)) return;
-  progressState = state;
-  progressEvents = events;
-  const tmp = `${progressFile}.tmp`;
-  writeFileSync(tmp, `${state} ${events} ${lastEventWallUs()}\n`);
-  renameSync(tmp, progressFile);
-}
-
-function fail(code, message) {
-  try {
-    writeProgress('failed', progressEvents < 0 ? 0 : progressEvents);
-  } catch {
-    // the progress file is a courtesy; the exit code and message are what count
-  }
-  process.stderr.write(`client_node_informer: ${message}\n`);
-  process.exit(code);
-}
-
+setScript('client_node_informer');
 const opts = parseArgs(process.argv.slice(2));
-progressFile = opts.progress;
+progress.file = opts.progress;
 
-const seconds = (ms) => ms / 1000;
 const rssNow = () => process.memoryUsage().rss;
 const maxRss = () => process.resourceUsage().maxRSS * 1024; // kernel's high-water mark, KiB
 const cpuSeconds = () => {
@@ -190,8 +161,6 @@ let adds = 0; // 'add' callbacks of the initial list
 let synced = false;
 let sync = null; // figures taken at the synced moment
 let connects = 0;
-let events = 0; // add/update/delete callbacks after sync
-let tFirstEvent = 0;
 let finished = false;
 const errors = [];
 
@@ -217,13 +186,10 @@ function markSynced() {
     fail(1, `the initial list holds ${sync.objects} pods, expected ${opts.expect}`);
 }
 
+// An add/update/delete callback after sync: one event of the count.
 function onEvent() {
   if (!synced || finished) return;
-  const now = performance.now();
-  events += 1;
-  if (events === 1) tFirstEvent = now;
-  tLastEvent = now;
-  if (opts.events > 0 && events >= opts.events) finish();
+  if (countEvent(performance.now(), opts.events)) finish();
 }
 
 informer.on('add', () => {
@@ -248,15 +214,13 @@ informer.on('error', (err) => {
 });
 
 let phase = 'start';
-const deadline = setTimeout(() => {
-  const what =
-    phase === 'start' && !synced
-      ? `the initial list (list calls ${listStats.calls}, items ${listStats.items}, adds ${adds})`
-      : phase === 'start'
-        ? 'the watch to connect after the list'
-        : `events (${events} of ${opts.events})`;
-  fail(3, `timeout after ${opts.timeout} s waiting for ${what}`);
-}, opts.timeout * 1000);
+const deadline = failAfter(opts.timeout, () =>
+  phase === 'start' && !synced
+    ? `the initial list (list calls ${listStats.calls}, items ${listStats.items}, adds ${adds})`
+    : phase === 'start'
+      ? 'the watch to connect after the list'
+      : `events (${count.events} of ${opts.events})`,
+);
 
 let settledRss = 0;
 let cpuAtReady = null;
@@ -268,8 +232,7 @@ function finish() {
   clearInterval(sampler);
   clearTimeout(deadline);
   sampledPeak = Math.max(sampledPeak, rssNow());
-  const complete = opts.events === 0 || events >= opts.events;
-  const span = seconds(tLastEvent - tFirstEvent);
+  const complete = countComplete(opts.events);
   const result = {
     client: 'client-node',
     client_node_version: clientNodeVersion(),
@@ -292,24 +255,15 @@ function finish() {
     cpu_seconds_at_ready: cpuAtReady,
     cpu_seconds: cpuSeconds(),
     watch_connects: connects,
+    ...eventFigures(opts.events),
   };
-  if (opts.events > 0) {
-    result.events = events;
-    result.events_complete = complete;
-    result.events_seconds = span;
-    // N events span N-1 intervals: first to N-th.
-    result.events_per_second = events > 1 && span > 0 ? (events - 1) / span : null;
-  }
-  writeProgress('done', events);
+  writeProgress('done', count.events);
   // The informer's watch keeps its socket open: exit rather than stop it (stopping aborts the
   // watch, which client-node reports as an error).
-  process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(complete ? 0 : 4));
+  printResult(result, complete);
 }
 
-// run.sh ends the count with SIGUSR2 once it has written every change and the stream is quiet.
-process.on('SIGUSR2', () => {
-  if (progressState === 'ready') finish();
-});
+finishOnSignal(finish);
 
 writeProgress('listing', 0);
 tStart = performance.now();
@@ -337,14 +291,6 @@ cpuAtReady = cpuSeconds(); // the baseline of the CPU per watch event
 if (opts.events === 0) {
   finish();
 } else {
-  writeProgress('ready', events);
-  // Report progress for the driver's pacing and end the count when the stream goes quiet.
-  setInterval(() => {
-    if (finished) return;
-    writeProgress('ready', events);
-    if (events > 0 && performance.now() - tLastEvent > opts.idle * 1000) {
-      process.stderr.write(`client_node_informer: no event for ${opts.idle} s after ${events} of ${opts.events}\n`);
-      finish();
-    }
-  }, 50);
+  writeProgress('ready', count.events);
+  pollCount(opts, () => !finished, finish);
 }

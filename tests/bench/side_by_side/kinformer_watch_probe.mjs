@@ -22,8 +22,24 @@
 // pid, so the driver can kill it should this probe die.
 
 import { spawn } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import {
+  count,
+  countComplete,
+  countEvent,
+  eventFigures,
+  fail,
+  failAfter,
+  finishOnSignal,
+  parseOptions,
+  pollCount,
+  printResult,
+  progress,
+  seconds,
+  setScript,
+  writeProgress,
+} from './bench_cli.mjs';
 
 const usage = `usage: node kinformer_watch_probe.mjs --bin PATH --server URL [options]
   --bin PATH       the kinformer-watch binary
@@ -38,62 +54,18 @@ const usage = `usage: node kinformer_watch_probe.mjs --bin PATH --server URL [op
 `;
 
 function parseArgs(argv) {
-  const opts = { bin: '', server: '', resource: 'pods', expect: 0, events: 0, timeout: 600, idle: 10, progress: '', 'pid-file': '' };
-  const numeric = new Set(['expect', 'events', 'timeout', 'idle']);
-  for (let i = 0; i < argv.length; ++i) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') {
-      process.stdout.write(usage);
-      process.exit(0);
-    }
-    const name = arg.startsWith('--') ? arg.slice(2) : '';
-    if (!(name in opts)) fail(2, `unknown option ${arg}\n${usage}`);
-    if (i + 1 >= argv.length) fail(2, `${arg} needs a value`);
-    const value = argv[++i];
-    if (numeric.has(name)) {
-      const n = Number(value);
-      if (!Number.isFinite(n) || n < 0) fail(2, `${arg} needs a non-negative number, not "${value}"`);
-      opts[name] = n;
-    } else {
-      opts[name] = value;
-    }
-  }
+  const defaults = { bin: '', server: '', resource: 'pods', expect: 0, events: 0, timeout: 600, idle: 10, progress: '', 'pid-file': '' };
+  const opts = parseOptions(argv, defaults, usage);
   if (!opts.bin || !opts.server) fail(2, `--bin and --server are required\n${usage}`);
   return opts;
 }
 
-let progressFile = '';
-let progressState = '';
-let progressEvents = -1;
-let tLastEvent = 0; // performance.now() of the latest event counted after sync
-// Wall-clock microseconds of that event, 0 before any: run.sh's drain timing compares it with
-// its own clock (EPOCHREALTIME).
-const lastEventWallUs = () => (tLastEvent > 0 ? Math.round((performance.timeOrigin + tLastEvent) * 1000) : 0);
 let child = null;
-
-function writeProgress(state, events) {
-  if (!progressFile || (state === progressState && events === progressEvents)) return;
-  progressState = state;
-  progressEvents = events;
-  const tmp = `${progressFile}.tmp`;
-  writeFileSync(tmp, `${state} ${events} ${lastEventWallUs()}\n`);
-  renameSync(tmp, progressFile);
-}
-
-function fail(code, message) {
-  try {
-    writeProgress('failed', progressEvents < 0 ? 0 : progressEvents);
-  } catch {
-    // the progress file is a courtesy; the exit code and message are what count
-  }
+setScript('kinformer_watch_probe', () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
-  process.stderr.write(`kinformer_watch_probe: ${message}\n`);
-  process.exit(code);
-}
-
+});
 const opts = parseArgs(process.argv.slice(2));
-progressFile = opts.progress;
-const seconds = (ms) => ms / 1000;
+progress.file = opts.progress;
 
 // Figures of the child from /proc (Linux). VmHWM is the kernel's RSS high-water mark.
 function procStatus(pid) {
@@ -112,12 +84,24 @@ function procCpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+// Peak RSS (VmHWM) and CPU of the child now; null where it is gone already (its exit handler
+// reports that).
+function childPeakAndCpu() {
+  let status = { hwm: null };
+  let cpu = null;
+  try {
+    status = procStatus(child.pid);
+    cpu = procCpuSeconds(child.pid);
+  } catch {
+    // gone already
+  }
+  return { hwm: status.hwm, cpu };
+}
+
 // Counting state.
 let added = 0; // ADDED lines before SYNCED
 let synced = false;
 let sync = null;
-let events = 0; // delta lines after SYNCED
-let tFirstEvent = 0;
 let finished = false;
 let settledRss = null;
 let cpuAtReady = null;
@@ -137,10 +121,8 @@ function onLineType(byte, now) {
     return;
   }
   if (byte === BYTE_S || finished) return; // a second SYNCED (a re-subscribe) is no event
-  events += 1;
-  if (events === 1) tFirstEvent = now;
-  tLastEvent = now;
-  if (opts.events > 0 && events >= opts.events) finish();
+  // A delta line after SYNCED: one event of the count.
+  if (countEvent(now, opts.events)) finish();
 }
 
 // Scans a chunk: every line start is followed by its type byte at TYPE_OFFSET, which may fall
@@ -168,15 +150,8 @@ function scan(chunk, now) {
 
 function markSynced(now) {
   synced = true;
-  let status = { hwm: null };
-  let cpu = null;
-  try {
-    status = procStatus(child.pid);
-    cpu = procCpuSeconds(child.pid);
-  } catch {
-    // the child may already be gone; the exit handler reports that
-  }
-  sync = { seconds: seconds(now - tSpawn), peakRss: status.hwm, cpu, objects: added };
+  const { hwm, cpu } = childPeakAndCpu();
+  sync = { seconds: seconds(now - tSpawn), peakRss: hwm, cpu, objects: added };
   if (opts.expect > 0 && added !== opts.expect) fail(1, `${added} ADDED lines before SYNCED, expected ${opts.expect}`);
   setTimeout(() => {
     try {
@@ -186,30 +161,21 @@ function markSynced(now) {
       settledRss = null;
     }
     if (opts.events === 0) finish();
-    else writeProgress('ready', events);
+    else writeProgress('ready', count.events);
   }, 300);
 }
 
-const deadline = setTimeout(() => {
-  const what = !synced ? `SYNCED (${added} ADDED lines so far)` : `events (${events} of ${opts.events})`;
-  fail(3, `timeout after ${opts.timeout} s waiting for ${what}`);
-}, opts.timeout * 1000);
+const deadline = failAfter(opts.timeout, () =>
+  !synced ? `SYNCED (${added} ADDED lines so far)` : `events (${count.events} of ${opts.events})`,
+);
 
 function finish() {
   if (finished) return;
   finished = true;
   clearTimeout(deadline);
   // Peak RSS and CPU read just before SIGINT, while the process still exists.
-  let status = { hwm: null };
-  let cpu = null;
-  try {
-    status = procStatus(child.pid);
-    cpu = procCpuSeconds(child.pid);
-  } catch {
-    // gone already
-  }
-  const complete = opts.events === 0 || events >= opts.events;
-  const span = seconds(tLastEvent - tFirstEvent);
+  const { hwm, cpu } = childPeakAndCpu();
+  const complete = countComplete(opts.events);
   const result = {
     client: 'kinformer',
     binary: opts.bin,
@@ -217,25 +183,20 @@ function finish() {
     sync_seconds: sync.seconds,
     process_sync_seconds: sync.seconds, // spawned by this probe: the same clock
     objects: sync.objects,
-    peak_rss_bytes: status.hwm,
+    peak_rss_bytes: hwm,
     peak_rss_at_sync_bytes: sync.peakRss,
     settled_rss_bytes: settledRss,
     cpu_seconds_at_sync: sync.cpu,
     cpu_seconds_at_ready: cpuAtReady,
     cpu_seconds: cpu,
+    ...eventFigures(opts.events),
   };
-  if (opts.events > 0) {
-    result.events = events;
-    result.events_complete = complete;
-    result.events_seconds = span;
-    result.events_per_second = events > 1 && span > 0 ? (events - 1) / span : null;
-  }
-  writeProgress('done', events);
+  writeProgress('done', count.events);
   child.kill('SIGINT');
   const killer = setTimeout(() => child.kill('SIGKILL'), 10000);
   child.once('exit', () => {
     clearTimeout(killer);
-    process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(complete ? 0 : 4));
+    printResult(result, complete);
   });
 }
 
@@ -255,19 +216,7 @@ child.on('exit', (code, signal) => {
     fail(1, `kinformer-watch exited early (code ${code}, signal ${signal}); stderr:\n${stderrTail.join('')}`);
 });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => fail(130, `stopped by ${sig}`));
-// run.sh ends the count with SIGUSR2 once it has written every change and the stream is quiet.
-process.on('SIGUSR2', () => {
-  if (progressState === 'ready') finish();
-});
+finishOnSignal(finish);
 
-if (opts.events > 0) {
-  // Progress for the driver's pacing, and the end of the count when the stream goes quiet.
-  setInterval(() => {
-    if (finished || progressState !== 'ready') return; // 'ready' once settled
-    writeProgress('ready', events);
-    if (events > 0 && performance.now() - tLastEvent > opts.idle * 1000) {
-      process.stderr.write(`kinformer_watch_probe: no event for ${opts.idle} s after ${events} of ${opts.events}\n`);
-      finish();
-    }
-  }, 50);
-}
+// 'ready' once settled (markSynced's timer).
+if (opts.events > 0) pollCount(opts, () => !finished && progress.state === 'ready', finish);

@@ -146,7 +146,7 @@ seconds_since() { # START_US -> seconds as a decimal string
 # --- client-node, installed into the throwaway folder ------------------------------------------
 log "installing @kubernetes/client-node into $work/npm"
 mkdir "$work/npm"
-cp "$here/package.json" "$here/client_node_informer.mjs" "$work/npm/"
+cp "$here/package.json" "$here/client_node_informer.mjs" "$here/bench_cli.mjs" "$work/npm/"
 # The script is run from the install folder: ES modules resolve packages from the importing
 # file's directory, and NODE_PATH does not apply to them.
 npm install --no-audit --no-fund --prefix "$work/npm" >"$work/npm.log" 2>&1 ||
