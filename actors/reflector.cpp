@@ -137,8 +137,10 @@ void start_watch_request(reflector_pointer self, const start_watch& a) {
   watch_callbacks callbacks;
   auto session = a.session;
   auto transform = st.config.transform;
-  callbacks.on_event = [self = reflector_actor(self), session, transform](watch_event&& ev) {
-    caf::anon_send(self, atoms::wevent_atom::value, session, std::move(ev));
+  // One message per socket read, not per event: the reflector is woken once for dozens.
+  callbacks.on_events = [self = reflector_actor(self), session,
+                         transform](std::vector<watch_event>&& events) {
+    caf::anon_send(self, atoms::wevents_atom::value, session, std::move(events));
   };
   callbacks.on_closed = [self = reflector_actor(self), session,
                          transform](const watch_closed_info& closed) {
@@ -213,6 +215,26 @@ void execute(reflector_pointer self, const watcher_action& action) {
       action);
 }
 
+// One event of the current watch through the machine; the events of a stale watch are dropped.
+void on_watch_event(reflector_pointer self, session_id session, watch_event& ev) {
+  auto& st = self->state;
+  if (session != st.watch_session)
+    return;
+  ++st.watch_events;
+  watch_event_received in;
+  in.session = session;
+  in.type = ev.type;
+  if (ev.object)
+    in.resource_version = std::string(ev.object->meta().resource_version);
+  in.initial_events_end = ev.is_initial_events_end();
+  in.error = ev.error;
+  st.current_event = std::move(ev);
+  st.forwarded = false;
+  feed(self, in);
+  if (!st.forwarded && st.watch)
+    st.watch.add_credit(1);
+}
+
 watch_end to_watch_end(watch_close_reason reason) {
   switch (reason) {
   case watch_close_reason::end_of_stream:
@@ -253,22 +275,11 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
           }
         },
         [self](atoms::wevent_atom, session_id session, watch_event& ev) {
-          auto& st = self->state;
-          if (session != st.watch_session)
-            return;
-          ++st.watch_events;
-          watch_event_received in;
-          in.session = session;
-          in.type = ev.type;
-          if (ev.object)
-            in.resource_version = std::string(ev.object->meta().resource_version);
-          in.initial_events_end = ev.is_initial_events_end();
-          in.error = ev.error;
-          st.current_event = std::move(ev);
-          st.forwarded = false;
-          feed(self, in);
-          if (!st.forwarded && st.watch)
-            st.watch.add_credit(1);
+          on_watch_event(self, session, ev);
+        },
+        [self](atoms::wevents_atom, session_id session, std::vector<watch_event>& events) {
+          for (auto& ev : events)
+            on_watch_event(self, session, ev);
         },
         [self](atoms::wclosed_atom, session_id session, watch_closed_info& closed) {
           auto& st = self->state;

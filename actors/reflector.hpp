@@ -26,6 +26,7 @@ struct list_outcome {
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::list_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::watch_event)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kinformer::watch_event>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::watch_closed_info)
 
 namespace kinformer {
@@ -34,6 +35,7 @@ using reflector_actor =
     caf::typed_actor<caf::reacts_to<atoms::start_atom>,
                      caf::reacts_to<atoms::listed_atom, session_id, list_outcome>,
                      caf::reacts_to<atoms::wevent_atom, session_id, watch_event>,
+                     caf::reacts_to<atoms::wevents_atom, session_id, std::vector<watch_event>>,
                      caf::reacts_to<atoms::wclosed_atom, session_id, kinformer::watch_closed_info>,
                      caf::reacts_to<atoms::timer_atom, session_id>,
                      caf::reacts_to<atoms::credit_atom, std::uint64_t>>;

@@ -65,6 +65,7 @@ using credit_atom = caf::atom_constant<caf::atom("credit")>;
 using listed_atom = caf::atom_constant<caf::atom("listed")>;
 using wopened_atom = caf::atom_constant<caf::atom("wopened")>;
 using wevent_atom = caf::atom_constant<caf::atom("wevent")>;
+using wevents_atom = caf::atom_constant<caf::atom("wevents")>;
 using wclosed_atom = caf::atom_constant<caf::atom("wclosed")>;
 using timer_atom = caf::atom_constant<caf::atom("timer")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;

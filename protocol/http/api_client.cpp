@@ -802,27 +802,41 @@ api_client::impl::stream_events(const std::shared_ptr<watch_session>& session, c
   s.reading = true;
   if (idle_checked)
     watch_session::watch_idle(session);
+  std::vector<watch_event> batch; // for on_events: what one read brought
+  // Hands on the batch; events decoded before a failure still arrive before the close.
+  const auto flush = [&] {
+    if (!batch.empty() && !s.stopping() && s.callbacks.on_events)
+      s.callbacks.on_events(std::move(batch));
+    batch.clear();
+  };
   for (;;) {
     // Deliver the complete lines already received, one credit per event.
     while (s.credit > 0) {
       if (s.stopping())
         co_return std::nullopt;
       auto line = lines.next_line();
-      if (!line)
+      if (!line) {
+        flush();
         co_return closed(watch_close_reason::line_too_large, line.err().describe());
+      }
       if (!*line)
         break;
       if ((*line)->empty())
         continue;
       auto event = decode_watch_event(**line, decode);
-      if (!event)
+      if (!event) {
+        flush();
         co_return closed(watch_close_reason::decode_error, event.err().describe());
+      }
       if (s.credit != unlimited_credit)
         --s.credit;
       ++s.events_delivered;
-      if (s.callbacks.on_event)
+      if (s.callbacks.on_events)
+        batch.push_back(std::move(*event));
+      else if (s.callbacks.on_event)
         s.callbacks.on_event(std::move(*event));
     }
+    flush();
     if (s.stopping())
       co_return std::nullopt;
     if (s.credit == 0) {

@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kinformer {
 
@@ -150,6 +151,9 @@ struct watch_closed_info {
 struct watch_callbacks {
   std::function<void(watch_event&&)> on_event;             // one call per line, in order
   std::function<void(const watch_closed_info&)> on_closed; // exactly one call, after the last event
+  // Instead of on_event when set: the events of one socket read at a time, in order (a consumer
+  // that hands events to another thread then wakes it once per read, not once per event).
+  std::function<void(std::vector<watch_event>&&)> on_events;
 };
 
 struct watch_control; // shared by a handle and its stream; defined in api_client.cpp

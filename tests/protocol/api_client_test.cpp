@@ -93,7 +93,8 @@ public:
               closed_ = c;
               ++closed_calls_;
               changed_.notify_all();
-            }};
+            },
+            {}};
   }
   bool wait_events(std::size_t n) {
     std::unique_lock lock(mutex_);
@@ -1020,4 +1021,46 @@ TEST_CASE("a list's items are decoded as the body arrives and can be handed on i
   CHECK((*outcome.page)->resource_version == "9");
   CHECK(items == names.size());
   CHECK(batches.size() > 1); // the body (over 256 KB) was read, and handed on, in pieces
+}
+
+TEST_CASE("on_events hands a watch's events on a read at a time, in order, then closes") {
+  scripted_server server([&](server_exchange& ex) {
+    ex.start_chunked();
+    std::string burst; // one chunk: many events arrive in one read
+    for (int i = 0; i < 50; ++i)
+      burst += event_line("ADDED", pod_json("p" + std::to_string(i), std::to_string(i + 2)));
+    ex.chunk(burst);
+    ex.chunk(event_line("ADDED", "not json"));
+    ex.end_chunked();
+  });
+  auto client = make_client(server.url());
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> names;
+  std::size_t batches = 0;
+  std::optional<watch_closed_info> closed;
+  watch_callbacks callbacks;
+  callbacks.on_events = [&](std::vector<watch_event>&& events) {
+    std::lock_guard lock(mutex);
+    ++batches;
+    for (auto& e : events)
+      names.emplace_back(e.object->meta().name);
+  };
+  callbacks.on_closed = [&](const watch_closed_info& info) {
+    std::lock_guard lock(mutex);
+    closed = info;
+    changed.notify_all();
+  };
+  watch_request watch;
+  watch.path = "/api/v1/pods";
+  client->watch(watch, std::move(callbacks));
+  std::unique_lock lock(mutex);
+  REQUIRE(changed.wait_for(lock, patience, [&] { return closed.has_value(); }));
+  // Every good event arrived, in order, before the close the bad line caused.
+  REQUIRE(names.size() == 50);
+  CHECK(names.front() == "p0");
+  CHECK(names.back() == "p49");
+  CHECK(batches < names.size());
+  CHECK(closed->reason == watch_close_reason::decode_error);
+  CHECK(closed->events_delivered == 50);
 }
