@@ -111,6 +111,32 @@ void pump_all(informer_pointer self) {
     pump(self, id, sub);
 }
 
+// Applies one watch event to the store and queues its delta; false when it changed nothing.
+bool apply_watch_event(informer_pointer self, const informer_event& ev) {
+  auto& st = self->state;
+  auto applied = st.objects->apply(ev.type, ev.object);
+  if (!applied)
+    return false;
+  switch (ev.type) {
+  case event_type::added:
+    ++st.stats.events_added;
+    break;
+  case event_type::modified:
+    ++st.stats.events_modified;
+    break;
+  case event_type::deleted:
+    ++st.stats.events_deleted;
+    if (st.deletions)
+      st.deletions->record(applied->object);
+    break;
+  default:
+    break;
+  }
+  st.stats.last_event = std::chrono::steady_clock::now();
+  fan_out(self, *applied);
+  return true;
+}
+
 void acknowledge(informer_pointer self) {
   auto& st = self->state;
   ++st.unacknowledged;
@@ -331,29 +357,19 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           }
         },
         [self](atoms::event_atom, informer_event& ev) {
-          auto& st = self->state;
-          auto applied = st.objects->apply(ev.type, ev.object);
-          if (applied) {
-            switch (ev.type) {
-            case event_type::added:
-              ++st.stats.events_added;
-              break;
-            case event_type::modified:
-              ++st.stats.events_modified;
-              break;
-            case event_type::deleted:
-              ++st.stats.events_deleted;
-              if (st.deletions)
-                st.deletions->record(applied->object);
-              break;
-            default:
-              break;
-            }
-            st.stats.last_event = std::chrono::steady_clock::now();
-            fan_out(self, *applied);
+          if (apply_watch_event(self, ev))
             pump_all(self);
-          }
           acknowledge(self);
+        },
+        // A socket read's worth of events: applied in order, delivered in one pump.
+        [self](atoms::events_atom, std::vector<informer_event>& events) {
+          bool changed = false;
+          for (auto& ev : events) {
+            changed = apply_watch_event(self, ev) || changed;
+            acknowledge(self);
+          }
+          if (changed)
+            pump_all(self);
         },
         [self](atoms::bookmark_atom, std::string& resource_version) {
           auto& st = self->state;

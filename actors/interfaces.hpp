@@ -47,6 +47,7 @@ using informer_actor = caf::typed_actor<
     caf::reacts_to<atoms::list_batch_atom, std::uint64_t, object_list>,
     caf::reacts_to<atoms::replace_atom, std::uint64_t, object_list, std::string>,
     caf::reacts_to<atoms::event_atom, informer_event>,
+    caf::reacts_to<atoms::events_atom, std::vector<informer_event>>,
     caf::reacts_to<atoms::bookmark_atom, std::string>,
     caf::reacts_to<atoms::report_atom, reflector_report>>;
 

@@ -42,6 +42,9 @@ struct reflector_state {
 
   // Items of the snapshot being received (paged list or streaming list) not yet sent on.
   object_list pending;
+  // While a socket read's events are stepped: the events for the informer, sent as one message.
+  bool batching_events = false;
+  std::vector<informer_event> outgoing_events;
   std::uint64_t list_id = 0; // which (re)list the batches sent to the informer belong to
   // What arrived with the input being stepped: a list page's items, or one watch event.
   object_list page_items;
@@ -153,8 +156,22 @@ void start_watch_request(reflector_pointer self, const start_watch& a) {
   report(self, reflector_report::what::watch_started, a.reason);
 }
 
+// Sends the events collected from a socket read; anything else for the informer goes after them.
+void flush_events(reflector_pointer self) {
+  auto& st = self->state;
+  if (st.outgoing_events.empty())
+    return;
+  if (st.outgoing_events.size() == 1)
+    self->send(st.informer, atoms::event_atom::value, std::move(st.outgoing_events.front()));
+  else
+    self->send(st.informer, atoms::events_atom::value, std::move(st.outgoing_events));
+  st.outgoing_events = {};
+}
+
 void execute(reflector_pointer self, const watcher_action& action) {
   auto& st = self->state;
+  if (!std::holds_alternative<apply_event>(action))
+    flush_events(self); // keeps the informer's order: events, then whatever followed them
   std::visit(
       [&](const auto& a) {
         using A = std::decay_t<decltype(a)>;
@@ -198,8 +215,11 @@ void execute(reflector_pointer self, const watcher_action& action) {
           if (st.current_event && st.current_event->object) {
             ++st.in_flight;
             st.forwarded = true;
-            self->send(st.informer, atoms::event_atom::value,
-                       informer_event{st.current_event->type, st.current_event->object});
+            informer_event ev{st.current_event->type, st.current_event->object};
+            if (st.batching_events)
+              st.outgoing_events.push_back(std::move(ev));
+            else
+              self->send(st.informer, atoms::event_atom::value, std::move(ev));
           }
         } else if constexpr (std::is_same_v<A, advance_resource_version>) {
           ++st.in_flight;
@@ -278,8 +298,11 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
           on_watch_event(self, session, ev);
         },
         [self](atoms::wevents_atom, session_id session, std::vector<watch_event>& events) {
+          self->state.batching_events = true;
           for (auto& ev : events)
             on_watch_event(self, session, ev);
+          self->state.batching_events = false;
+          flush_events(self);
         },
         [self](atoms::wclosed_atom, session_id session, watch_closed_info& closed) {
           auto& st = self->state;

@@ -14,6 +14,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::object_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::object_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::delta_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_event)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kinformer::informer_event>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::subscription_options)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::list_options)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_stats)
@@ -56,6 +57,7 @@ using remote_deliver_atom = caf::atom_constant<caf::atom("rdeliver")>;
 using list_batch_atom = caf::atom_constant<caf::atom("listbatch")>;
 using replace_atom = caf::atom_constant<caf::atom("replace")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
+using events_atom = caf::atom_constant<caf::atom("events")>;
 using bookmark_atom = caf::atom_constant<caf::atom("bookmark")>;
 using report_atom = caf::atom_constant<caf::atom("report")>;
 // Informer -> reflector: events processed, more may come.
