@@ -42,18 +42,13 @@ const char* kind_name(const json::value& v) {
 // The parser is reused per thread: it keeps its internal stack between documents, so a parse
 // allocates nothing but the tree.
 result<json::value> parse_into(std::string_view text, json::monotonic_resource& arena,
-                               std::string_view what, std::size_t max_depth = max_json_depth) {
+                               std::string_view what) {
   thread_local json::parser parser = [] {
     json::parse_options options;
     options.max_depth = max_json_depth;
     return json::parser(json::storage_ptr(), options);
   }();
-  thread_local json::parser shallow_parser = [] {
-    json::parse_options options;
-    options.max_depth = max_json_depth - 2;
-    return json::parser(json::storage_ptr(), options);
-  }();
-  json::parser& p = max_depth == max_json_depth ? parser : shallow_parser;
+  json::parser& p = parser;
   p.reset(json::storage_ptr(&arena));
   boost::system::error_code ec;
   const std::size_t consumed = p.write(text.data(), text.size(), ec);

@@ -37,6 +37,16 @@ std::string type_prefix(const item_type& type, bool has_members) {
   return out;
 }
 
+// A kind or apiVersion whose JSON form is not the plain text in quotes (never, for real kinds).
+bool needs_escape(const item_type& type) {
+  auto plain = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+      return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    });
+  };
+  return !plain(type.kind) || !plain(type.api_version);
+}
+
 bool needs_type(const object_scan& scan, const item_type* fill) {
   auto missing = [](const scanned_string& s) { return !s.present || s.size == 0; };
   return fill && !fill->kind.empty() && missing(scan.kind) && missing(scan.api_version);
@@ -57,14 +67,22 @@ std::optional<std::string_view> object_meta::annotation(std::string_view key) co
 struct object::builder {
   const object_scan& scan;
   object& obj;
-  std::size_t shift = 0;      // the scan's offset of the object's first byte
+  std::size_t shift = 0; // the scan's offset of the object's first byte
+  // A type prefix put in place of the opening brace at `brace` moves what follows it.
+  std::size_t brace = std::string_view::npos;
+  std::size_t inserted = 0;
   char* decoded_at = nullptr; // next free byte of obj.decoded_
+
+  // Where a scanned offset is in the object's own text.
+  std::size_t at(std::size_t scanned) const {
+    return scanned - shift + (brace != std::string_view::npos && scanned > brace ? inserted : 0);
+  }
 
   std::string_view view(const scanned_string& s) {
     if (!s.present)
       return {};
     if (!s.escaped)
-      return {obj.text_.get() + (s.begin - shift), s.size};
+      return {obj.text_.get() + at(s.begin), s.size};
     std::memcpy(decoded_at, s.unescaped.data(), s.unescaped.size());
     std::string_view out(decoded_at, s.unescaped.size());
     decoded_at += s.unescaped.size();
@@ -92,8 +110,8 @@ struct object::builder {
       decoded_at = obj.decoded_.get();
     }
     if (scan.metadata.present) {
-      obj.metadata_begin_ = static_cast<std::uint32_t>(scan.metadata.begin - shift);
-      obj.metadata_end_ = static_cast<std::uint32_t>(scan.metadata.end - shift);
+      obj.metadata_begin_ = static_cast<std::uint32_t>(at(scan.metadata.begin));
+      obj.metadata_end_ = static_cast<std::uint32_t>(at(scan.metadata.end));
     }
     obj.kind_ = view(scan.kind);
     obj.api_version_ = view(scan.api_version);
@@ -149,20 +167,30 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
   auto scanned = scan_object(obj->json_text(), scan);
   if (!scanned)
     return std::move(scanned).err();
-  if (needs_type(scan, fill_type) && scan.type_members) {
+  if (needs_type(scan, fill_type) && (scan.type_members || needs_escape(*fill_type))) {
     // "kind": "" or "apiVersion": null in the text: replaced in a tree, not duplicated.
     static const object_transform keep_as_is = [](json::value&) {};
     return parse(json_text, &keep_as_is, fill_type);
   }
   if (needs_type(scan, fill_type)) {
-    // Insert the type after the opening brace: the text moves once, and so does every range.
+    // The type goes in place of the opening brace: the text is copied once more and every range
+    // moves by the prefix; nothing is scanned again.
     const std::string prefix = type_prefix(*fill_type, scan.has_members);
-    const std::size_t at = scan.object.begin + 1;
+    const std::size_t brace = scan.object.begin;
     std::string filled;
     filled.reserve(json_text.size() + prefix.size());
-    filled.append(json_text.substr(0, scan.object.begin)).append(prefix);
-    filled.append(json_text.substr(at));
-    return parse(filled);
+    filled.append(json_text.substr(0, brace)).append(prefix).append(json_text.substr(brace + 1));
+    obj->text_ = padded_copy(filled);
+    obj->size_ = filled.size();
+    builder{scan, *obj, 0, brace, prefix.size() - 1}.build();
+    // kind and apiVersion are the prefix's strings: `{"kind":"Pod","apiVersion":"v1"`.
+    const char* base = obj->text_.get() + brace;
+    const std::size_t kind_at = std::string_view(R"({"kind":")").size();
+    const std::size_t version_at =
+        kind_at + fill_type->kind.size() + std::string_view(R"(","apiVersion":")").size();
+    obj->kind_ = std::string_view(base + kind_at, fill_type->kind.size());
+    obj->api_version_ = std::string_view(base + version_at, fill_type->api_version.size());
+    return object_ptr(std::move(obj));
   }
   builder{scan, *obj}.build();
   return object_ptr(std::move(obj));

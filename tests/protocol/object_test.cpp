@@ -154,6 +154,11 @@ TEST_CASE("list items that name no type get the list's") {
   CHECK((*filled)->api_version() == "v1");
   CHECK((*filled)->meta().name == "a");
   CHECK(boost::json::parse((*filled)->json_text()).at("kind") == "Pod");
+  // Every range moved with the inserted type: views and the metadata text still line up.
+  CHECK((*filled)->key() == "n/a");
+  CHECK((*filled)->to_partial_metadata()->json_text() ==
+        R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",)"
+        R"("metadata":{"name":"a","namespace":"n"}})");
   auto own = object::parse(R"({"kind":"Widget","apiVersion":"example.com/v1","metadata":{}})",
                            nullptr, &pod);
   REQUIRE(own.ok());
