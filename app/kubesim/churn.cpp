@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <pthread.h>
 #include <set>
 
 namespace json = boost::json;
@@ -190,7 +191,10 @@ void churn::start() {
   auto deadline = options_.duration.count() > 0
                       ? std::chrono::steady_clock::now() + options_.duration
                       : std::chrono::steady_clock::time_point::max();
-  worker_ = std::thread([this, deadline] { run(options_.count, deadline); });
+  worker_ = std::thread([this, deadline] {
+    pthread_setname_np(pthread_self(), "kubesim-churn");
+    run(options_.count, deadline);
+  });
 }
 
 void churn::stop() {

@@ -69,6 +69,38 @@ void print_table(std::ostream& out, const bench_results& r) {
       r.event_limit.megabytes_per_second(), static_cast<unsigned long long>(r.event_sample_every),
       r.event_limit.documents, r.event_limit.passes);
   row(out, "informer / limit", "%.1f %%", 100 * r.event_share_of_limit());
+  row(out, "informer CPU", "%.2f s: %.1f us per update (simulator %.2f s, writer %.2f s)",
+      r.event_cpu.client_seconds, r.event_cpu_us_per_update(), r.event_cpu.simulator_seconds,
+      r.event_cpu.writer_seconds);
+
+  if (s.latency_events > 0) {
+    out << "\nlatency (updates paced at " << s.latency_rate
+        << "/s; write started -> delta in the handler)\n";
+    row(out, "pace kept", "%.0f writes/s", r.latency_writes_per_second);
+    row(out, "deltas timed", "%llu (%llu never arrived)",
+        static_cast<unsigned long long>(r.latency.samples),
+        static_cast<unsigned long long>(r.latency.missing));
+    row(out, "p50 / p99 / p99.9 / max", "%.3f / %.3f / %.3f / %.3f ms", r.latency.p50_ms,
+        r.latency.p99_ms, r.latency.p999_ms, r.latency.max_ms);
+  }
+
+  if (s.relist) {
+    out << "\nrelist (watch dropped, its resume answered 410; until store and handler converge)\n";
+    row(out, "time to converge", "%.3f s (%llu list)", r.relist_seconds,
+        static_cast<unsigned long long>(r.relist_lists));
+    row(out, "deltas to the handler", "%llu", static_cast<unsigned long long>(r.relist_deltas));
+    row(out, "RSS before / peak during", "%.1f / %.1f MiB (+%.1f MiB)", mib(r.relist_rss_before),
+        mib(r.relist_peak_rss), mib(r.relist_extra_peak_rss()));
+  }
+
+  if (s.fanout_handlers >= 2) {
+    out << "\nfan-out (" << s.fanout_handlers << " handlers, the same number of updates)\n";
+    row(out, "deltas delivered", "%llu in %.3f s", static_cast<unsigned long long>(r.fanout_deltas),
+        r.fanout_seconds);
+    row(out, "informer CPU", "%.2f s: %.1f us per update", r.fanout_cpu.client_seconds,
+        r.fanout_cpu_us_per_update());
+    row(out, "against one handler", "%.2fx the CPU per update", r.fanout_cpu_ratio());
+  }
 
   out << "\nmemory (RSS after returning free heap to the OS)\n";
   row(out, "before the informer", "%.1f MiB (simulator with its objects)",
@@ -120,6 +152,33 @@ std::string json_line(const bench_results& r) {
   o["writer_throttled_seconds"] = r.writer_throttled_seconds;
   o["writer_writes_per_second"] = r.writer_per_second();
   o["writer_unthrottled_writes_per_second"] = r.writer_unthrottled_per_second();
+  o["event_cpu_client_seconds"] = r.event_cpu.client_seconds;
+  o["event_cpu_simulator_seconds"] = r.event_cpu.simulator_seconds;
+  o["event_cpu_writer_seconds"] = r.event_cpu.writer_seconds;
+  o["event_cpu_us_per_update"] = r.event_cpu_us_per_update();
+  o["latency_events"] = s.latency_events;
+  o["latency_rate"] = s.latency_rate;
+  o["latency_writes_per_second"] = r.latency_writes_per_second;
+  o["latency_samples"] = r.latency.samples;
+  o["latency_missing"] = r.latency.missing;
+  o["latency_p50_ms"] = r.latency.p50_ms;
+  o["latency_p99_ms"] = r.latency.p99_ms;
+  o["latency_p999_ms"] = r.latency.p999_ms;
+  o["latency_max_ms"] = r.latency.max_ms;
+  o["relist"] = s.relist;
+  o["relist_seconds"] = r.relist_seconds;
+  o["relist_lists"] = r.relist_lists;
+  o["relist_deltas"] = r.relist_deltas;
+  o["relist_rss_before_bytes"] = r.relist_rss_before;
+  o["relist_peak_rss_bytes"] = r.relist_peak_rss;
+  o["relist_extra_peak_rss_bytes"] = r.relist_extra_peak_rss();
+  o["fanout_handlers"] = s.fanout_handlers;
+  o["fanout_writes"] = r.fanout_writes;
+  o["fanout_deltas"] = r.fanout_deltas;
+  o["fanout_seconds"] = r.fanout_seconds;
+  o["fanout_cpu_client_seconds"] = r.fanout_cpu.client_seconds;
+  o["fanout_cpu_us_per_update"] = r.fanout_cpu_us_per_update();
+  o["fanout_cpu_ratio"] = r.fanout_cpu_ratio();
   o["rss_before_informer_bytes"] = r.rss_before_informer;
   o["rss_after_sync_bytes"] = r.rss_after_sync;
   o["rss_per_object_bytes"] = r.rss_per_object();

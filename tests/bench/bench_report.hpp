@@ -2,7 +2,9 @@
 // Every figure one informer_bench run produces, and the two ways it prints them: a table for
 // people and one JSON line for scripts.
 
+#include "tests/bench/latency_recorder.hpp"
 #include "tests/bench/parse_ceiling.hpp"
+#include "tests/bench/thread_cpu.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +22,10 @@ struct bench_settings {
   bool drop_managed_fields = false;
   bool drain_bursts = false; // time only the delivery of bursts written while watches are held
   std::uint64_t max_lag = 10'000;
+  std::uint64_t latency_events = 50'000; // 0: no latency phase
+  std::uint64_t latency_rate = 10'000;   // writes per second in the latency phase
+  std::size_t fanout_handlers = 16;      // 0 or 1: no fan-out phase
+  bool relist = true;
   std::size_t limit_sample_lines = 32'768;
   std::uint64_t seed = 1;
   unsigned timeout_seconds = 300;
@@ -43,6 +49,25 @@ struct bench_results {
                                  // mode the time from each burst's release to its last delta
   double writer_seconds = 0;
   double writer_throttled_seconds = 0;
+  std::uint64_t tap_events = 0; // watch lines the storage sent (the informer's must match)
+  cpu_split event_cpu;          // CPU of the event phase, by thread role
+
+  // Latency: updates paced at latency_rate, write -> first handler.
+  latency_percentiles latency;
+  double latency_writes_per_second = 0; // the pace the writer kept
+
+  // Relist: a forced 410 with everything stored, until store and handler have converged.
+  double relist_seconds = 0;
+  std::uint64_t relist_lists = 0;    // lists completed meanwhile (1 expected)
+  std::uint64_t relist_deltas = 0;   // deltas the first handler received from it
+  std::size_t relist_rss_before = 0; // bytes
+  std::size_t relist_peak_rss = 0;   // bytes: the process's peak during the relist
+
+  // Fan-out: fanout_handlers handlers, the same updates again.
+  std::uint64_t fanout_writes = 0;
+  std::uint64_t fanout_deltas = 0; // over all handlers
+  double fanout_seconds = 0;
+  cpu_split fanout_cpu;
 
   // Memory, in bytes.
   std::size_t rss_before_informer = 0;
@@ -73,6 +98,19 @@ struct bench_results {
     return list_items == 0 || rss_after_sync < rss_before_informer
                ? 0
                : double(rss_after_sync - rss_before_informer) / list_items;
+  }
+  // The informer's CPU (every thread but the simulator's and the writer's) per update written.
+  double event_cpu_us_per_update() const {
+    return rate(event_cpu.client_seconds * 1e6, double(updates_written));
+  }
+  double fanout_cpu_us_per_update() const {
+    return rate(fanout_cpu.client_seconds * 1e6, double(fanout_writes));
+  }
+  double fanout_cpu_ratio() const {
+    return share(fanout_cpu_us_per_update(), event_cpu_us_per_update());
+  }
+  std::size_t relist_extra_peak_rss() const {
+    return relist_peak_rss > relist_rss_before ? relist_peak_rss - relist_rss_before : 0;
   }
   double sync_share_of_limit() const {
     return share(sync_megabytes_per_second(), list_limit.megabytes_per_second());

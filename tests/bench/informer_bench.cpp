@@ -2,12 +2,17 @@
 //
 //   informer_bench [--pods N] [--namespaces M] [--events E] [--pod-bytes B]
 //                  [--metadata-only] [--drop-managed-fields] [--drain-bursts] [--max-lag L]
+//                  [--latency-events E] [--latency-rate R] [--fanout-handlers H] [--no-relist]
 //                  [--limit-sample-lines S] [--seed X] [--timeout SECONDS]
 //
-// Loads N realistic pods into the simulator, times the informer's sync (spawn to the handler's
-// synced), then writes E pod updates and times their delivery to the handler. Alongside, it
-// parses the same JSON bytes with Boost.JSON alone: the limit any parsing client is held to.
-// Prints a table and one JSON line (last line of the output) with every figure.
+// Loads N realistic pods into the simulator, then runs its phases in order:
+//   sync      the informer's sync (spawn to the handler's synced);
+//   events    E pod updates, their delivery rate and the informer's CPU per event;
+//   latency   updates paced at R/s, each one's time from write to handler (p50/p99/p999);
+//   relist    a forced 410: time until the store and the handler have converged, extra peak RSS;
+//   fan-out   H handlers, E updates again: the informer's CPU per event against one handler's.
+// Alongside, it parses the same JSON bytes with Boost.JSON alone: the limit any parsing client
+// is held to. Prints a table and one JSON line (last line of the output) with every figure.
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
@@ -19,14 +24,18 @@
 #include "protocol/kube_config.hpp"
 #include "tests/bench/bench_report.hpp"
 #include "tests/bench/delivery_counter.hpp"
+#include "tests/bench/latency_recorder.hpp"
 #include "tests/bench/parse_ceiling.hpp"
 #include "tests/bench/process_memory.hpp"
+#include "tests/bench/thread_cpu.hpp"
 #include "tests/bench/update_pump.hpp"
 #include "tests/bench/watch_tap.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -35,6 +44,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 using namespace kinformer;
 using namespace kinformer::bench;
@@ -53,6 +64,10 @@ const char* usage =
     "  --drain-bursts           write bursts of max-lag updates while the server holds the\n"
     "                           watch, then time only their delivery (informer alone)\n"
     "  --max-lag L              writes the writer may be ahead of the handler (default 10000)\n"
+    "  --latency-events E       updates of the latency phase; 0 skips it (default 50000)\n"
+    "  --latency-rate R         their pace in writes per second (default 10000)\n"
+    "  --fanout-handlers H      handlers of the fan-out phase; 0 or 1 skips it (default 16)\n"
+    "  --no-relist              skip the forced relist\n"
     "  --limit-sample-lines S   watch lines kept for the Boost.JSON limit (default 32768)\n"
     "  --seed X                 generator seed (default 1)\n"
     "  --timeout SECONDS        give up when sync, or delivery, stalls this long (default 300)\n";
@@ -92,6 +107,14 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
       problem = number(settings.pod_bytes);
     else if (flag == "--max-lag")
       problem = number(settings.max_lag);
+    else if (flag == "--latency-events")
+      problem = number(settings.latency_events);
+    else if (flag == "--latency-rate")
+      problem = number(settings.latency_rate);
+    else if (flag == "--fanout-handlers")
+      problem = number(settings.fanout_handlers);
+    else if (flag == "--no-relist")
+      settings.relist = false;
     else if (flag == "--limit-sample-lines")
       problem = number(settings.limit_sample_lines);
     else if (flag == "--seed")
@@ -111,6 +134,8 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
   }
   if (settings.pods == 0 || settings.namespaces == 0 || settings.events == 0)
     return std::string("--pods, --namespaces and --events must be at least 1");
+  if (settings.latency_events > 0 && settings.latency_rate == 0)
+    return std::string("--latency-rate must be at least 1");
   if (settings.max_lag < 2 || settings.limit_sample_lines == 0 || settings.timeout_seconds == 0)
     return std::string("--max-lag must be at least 2, --limit-sample-lines and --timeout at "
                        "least 1");
@@ -167,65 +192,144 @@ void progress(const std::string& message) {
   std::cerr << "informer_bench: " << message << std::endl;
 }
 
-} // namespace
+// One run: the simulator, the informer with its handlers, and the phases in order. Members live
+// as long as the run; a phase that fails ends the process with what the informer had done.
+class bench_run {
+public:
+  explicit bench_run(bench_results& results)
+      : results_(results), settings_(results.settings),
+        timeout_(std::chrono::seconds(settings_.timeout_seconds)), server_(server_options()) {}
 
-int main(int argc, char** argv) {
-  bench_results results;
-  bench_settings& settings = results.settings;
-  if (auto problem = parse_arguments(argc, argv, settings)) {
-    if (problem->empty()) {
-      std::cout << usage;
-      return 0;
-    }
-    std::cerr << "informer_bench: " << *problem << "\n" << usage;
-    return 2;
+  void start_simulator() {
+    if (auto started = server_.start(); !started)
+      fail("simulator: " + started.err().describe());
+    generator_options_.seed = settings_.seed;
+    generator_options_.pod_bytes = settings_.pod_bytes;
+    progress("loading " + std::to_string(settings_.pods) + " pods into the simulator");
+    auto load_started = clock_type::now();
+    sim::object_generator generator(generator_options_);
+    auto loaded = sim::load_pods(store(), generator, settings_.pods, settings_.namespaces);
+    if (!loaded)
+      fail("loading pods: " + loaded.err().describe());
+    results_.load_seconds = seconds_since(load_started);
   }
-  const std::chrono::seconds timeout(settings.timeout_seconds);
 
+  void sync();
+  void events();
+  void latency();
+  void relist();
+  void fanout();
+  void check();
+
+private:
   // The writer never runs more than max_lag events ahead of the handler (see update_pump.hpp),
   // so the informer's watch never lags further: a history window and a per-watch queue a little
   // larger than that always suffice (and keep the history's memory, ~20 KB an event, bounded).
-  sim::simulator_options server_options;
-  server_options.history_limit = settings.max_lag + 1024;
-  server_options.watch_queue_limit = settings.max_lag + 1024;
-  sim::simulator server(server_options);
-  if (auto started = server.start(); !started)
-    fail("simulator: " + started.err().describe());
-  sim::storage& store = server.store();
-
-  // ---- Load the simulator. ----
-  sim::generator_options generator_options;
-  generator_options.seed = settings.seed;
-  generator_options.pod_bytes = settings.pod_bytes;
-  progress("loading " + std::to_string(settings.pods) + " pods into the simulator");
-  {
-    auto load_started = clock_type::now();
-    sim::object_generator generator(generator_options);
-    auto loaded = sim::load_pods(store, generator, settings.pods, settings.namespaces);
-    if (!loaded)
-      fail("loading pods: " + loaded.err().describe());
-    results.load_seconds = seconds_since(load_started);
+  sim::simulator_options server_options() const {
+    sim::simulator_options options;
+    options.history_limit = settings_.max_lag + 1024;
+    options.watch_queue_limit = settings_.max_lag + 1024;
+    return options;
   }
 
+  sim::storage& store() { return server_.store(); }
+
+  // Fails with the informer's counters: enough to tell a stuck list from a restarting watch.
+  [[noreturn]] void fail_with_stats(const std::string& message) {
+    fail(message + "; " + describe(query_stats(*system_, informer_)));
+  }
+
+  // The handler callbacks: the first handler counts into the current phase's counter (the
+  // writer's bound) and feeds the latency recorder; fan-out handlers count into their own.
+  handler_callbacks callbacks_for(delivery_counter& synced, bool first) {
+    handler_callbacks callbacks;
+    callbacks.on_delta = [this, first](const delta& d) {
+      if (d.initial_list)
+        return;
+      if (!first) {
+        fanout_deltas_.add();
+        return;
+      }
+      phase_deltas_.load(std::memory_order_acquire)->add();
+      if (auto* recorder = latency_.load(std::memory_order_acquire))
+        recorder->arrived(d.object->meta().resource_version);
+    };
+    callbacks.on_synced = [&synced] { synced.add(); };
+    return callbacks;
+  }
+
+  subscription_options subscription(const std::string& name) const {
+    subscription_options options;
+    options.name = name;
+    // Larger than anything that can queue up (the initial list, or max_lag updates), so no
+    // delta is ever coalesced and each write is counted as delivered exactly once.
+    options.queue_bound = 2 * std::max<std::size_t>(settings_.pods, settings_.max_lag);
+    return options;
+  }
+
+  // A fresh count for the next phase's deltas (the previous phase has delivered all of its own).
+  delivery_counter& next_phase_counter() {
+    counters_.push_back(std::make_unique<delivery_counter>());
+    phase_deltas_.store(counters_.back().get(), std::memory_order_release);
+    return *counters_.back();
+  }
+
+  pump_options pump_for(std::uint64_t writes) {
+    pump_options pump;
+    pump.writes = writes;
+    pump.max_lag = settings_.max_lag;
+    pump.stall_timeout = timeout_;
+    pump.generator = generator_options_;
+    pump.generator.seed = settings_.seed + (++pump_runs_); // each phase a stream of its own
+    return pump;
+  }
+
+  // Writes `pump.writes` updates and waits until the first handler has them all.
+  pump_stats run_pump(pump_options pump, delivery_counter& delivered) {
+    update_pump writer(store(), delivered, std::move(pump));
+    auto written = writer.run();
+    if (!written)
+      fail_with_stats("writing updates: " + written.err().describe());
+    if (!delivered.wait_for_count(written->writes, timeout_))
+      fail_with_stats("delivery stalled at " + std::to_string(delivered.count()) + " of " +
+                      std::to_string(written->writes) + " deltas");
+    return *written;
+  }
+
+  bench_results& results_;
+  const bench_settings& settings_;
+  const std::chrono::seconds timeout_;
+  sim::simulator server_;
+  sim::generator_options generator_options_;
+  std::uint64_t pump_runs_ = 0;
+
+  std::unique_ptr<caf::actor_system> system_;
+  informer_actor informer_;
+  std::vector<handler_actor> handlers_;
+  delivery_counter synced_handlers_;
+  std::vector<std::unique_ptr<delivery_counter>> counters_; // one per phase, kept to the end
+  std::atomic<delivery_counter*> phase_deltas_{nullptr};
+  delivery_counter fanout_deltas_;
+  std::atomic<latency_recorder*> latency_{nullptr};
+};
+
+void bench_run::sync() {
   // The list items as the server sends them, for the byte count and the limit. They share the
   // storage's strings, so holding them costs nothing until the event phase replaces them.
   json_documents list_items;
-  {
-    sim::list_request everything;
-    everything.gvr = sim::pods_resource;
-    everything.metadata_only = settings.metadata_only;
-    auto listed = store.list(everything);
-    if (!listed)
-      fail("listing the simulator: " + listed.failure().describe());
-    for (auto& item : listed->items) {
-      results.list_bytes += item.json->size();
-      list_items.push_back(item.json);
-    }
-    results.list_items = list_items.size();
+  sim::list_request everything;
+  everything.gvr = sim::pods_resource;
+  everything.metadata_only = settings_.metadata_only;
+  auto listed = store().list(everything);
+  if (!listed)
+    fail("listing the simulator: " + listed.failure().describe());
+  for (auto& item : listed->items) {
+    results_.list_bytes += item.json->size();
+    list_items.push_back(item.json);
   }
+  results_.list_items = list_items.size();
 
-  // ---- Client, actor system, informer, handler. ----
-  auto connection = from_server_url(server.url());
+  auto connection = from_server_url(server_.url());
   if (!connection)
     fail(connection.err().describe());
   auto created = api_client::create(*connection);
@@ -235,109 +339,187 @@ int main(int argc, char** argv) {
 
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
-  auto system = std::make_unique<caf::actor_system>(cfg);
+  system_ = std::make_unique<caf::actor_system>(cfg);
 
   informer_config config;
   config.resource = sim::pods_resource;
   config.kind = "Pod";
   config.scope = resource_scope::namespaced;
-  config.metadata_only = settings.metadata_only;
+  config.metadata_only = settings_.metadata_only;
   config.watch.page_size = 500;
-  if (settings.drop_managed_fields)
+  if (settings_.drop_managed_fields)
     config.transform = drop_managed_fields();
-
-  delivery_counter event_deltas; // deltas of the event phase (not the initial list)
-  std::promise<void> synced;
-  handler_callbacks callbacks;
-  callbacks.on_delta = [&event_deltas](const delta& d) {
-    if (!d.initial_list)
-      event_deltas.add();
-  };
-  callbacks.on_synced = [&synced] { synced.set_value(); };
-  subscription_options subscription;
-  subscription.name = "bench";
-  // Larger than anything that can queue up (the initial list, or max_lag updates), so no delta
-  // is ever coalesced and each write is counted as delivered exactly once.
-  subscription.queue_bound = 2 * std::max<std::size_t>(settings.pods, settings.max_lag);
+  next_phase_counter();
 
   release_free_heap();
-  results.rss_before_informer = current_rss_bytes();
+  results_.rss_before_informer = current_rss_bytes();
 
-  // ---- Sync. ----
   progress("syncing the informer");
   auto sync_started = clock_type::now();
-  auto inf = spawn_informer(*system, client, config);
-  auto handler = spawn_handler(*system, inf, std::move(callbacks), subscription);
-  if (synced.get_future().wait_for(timeout) != std::future_status::ready) {
-    auto stats = query_stats(*system, inf);
-    fail("no sync within " + std::to_string(timeout.count()) + " s; " + describe(stats));
-  }
-  results.sync_seconds = seconds_since(sync_started);
+  informer_ = spawn_informer(*system_, client, config);
+  handlers_.push_back(spawn_handler(*system_, informer_, callbacks_for(synced_handlers_, true),
+                                    subscription("bench")));
+  if (!synced_handlers_.wait_for_count(1, timeout_))
+    fail_with_stats("no sync within " + std::to_string(timeout_.count()) + " s");
+  results_.sync_seconds = seconds_since(sync_started);
   release_free_heap();
-  results.rss_after_sync = current_rss_bytes();
+  results_.rss_after_sync = current_rss_bytes();
 
   progress("parsing the list items with Boost.JSON alone");
-  results.list_limit = measure_parse_ceiling(list_items);
-  list_items.clear();
+  results_.list_limit = measure_parse_ceiling(list_items);
+}
 
-  // ---- Watch events. ----
-  results.event_sample_every =
-      (settings.events + settings.limit_sample_lines - 1) / settings.limit_sample_lines;
+void bench_run::events() {
+  results_.event_sample_every =
+      (settings_.events + settings_.limit_sample_lines - 1) / settings_.limit_sample_lines;
   watch_tap tap;
-  if (auto tapped =
-          tap.start(store, sim::pods_resource, settings.metadata_only, results.event_sample_every);
-      !tapped) {
+  if (auto tapped = tap.start(store(), sim::pods_resource, settings_.metadata_only,
+                              results_.event_sample_every);
+      !tapped)
     fail("watching the simulator: " + tapped.err().describe());
+  auto pump = pump_for(settings_.events);
+  if (settings_.drain_bursts) {
+    pump.hold_watches = [this] { server_.stall_watches(); };
+    pump.release_watches = [this] { server_.resume_watches(); };
   }
-  pump_options pump;
-  pump.writes = settings.events;
-  pump.max_lag = settings.max_lag;
-  pump.stall_timeout = timeout;
-  pump.generator = generator_options;
-  pump.generator.seed = settings.seed + 1; // a stream of its own, not the loader's again
-  if (settings.drain_bursts) {
-    pump.hold_watches = [&server] { server.stall_watches(); };
-    pump.release_watches = [&server] { server.resume_watches(); };
-  }
-  update_pump writer(store, event_deltas, pump);
 
-  progress("writing " + std::to_string(settings.events) + " updates");
+  progress("writing " + std::to_string(settings_.events) + " updates");
+  auto& delivered = next_phase_counter();
+  auto cpu_before = sample_thread_cpu();
   auto events_started = clock_type::now();
-  auto written = writer.run();
-  if (!written) {
-    auto stats = query_stats(*system, inf);
-    fail("writing updates: " + written.err().describe() + "; " + describe(stats));
-  }
-  if (!event_deltas.wait_for_count(written->writes, timeout)) {
-    auto stats = query_stats(*system, inf);
-    fail("delivery stalled at " + std::to_string(event_deltas.count()) + " of " +
-         std::to_string(written->writes) + " deltas; " + describe(stats));
-  }
-  results.event_seconds = seconds_since(events_started);
-  results.delivery_seconds = settings.drain_bursts ? written->drain_seconds : results.event_seconds;
+  auto written = run_pump(std::move(pump), delivered);
+  results_.event_seconds = seconds_since(events_started);
+  results_.event_cpu = sample_thread_cpu() - cpu_before;
+  results_.delivery_seconds =
+      settings_.drain_bursts ? written.drain_seconds : results_.event_seconds;
   tap.stop();
-  results.updates_written = written->writes;
-  results.deltas_delivered = event_deltas.count();
-  results.writer_seconds = written->seconds;
-  results.writer_throttled_seconds = written->throttled_seconds;
-  results.event_bytes = tap.bytes();
+  results_.updates_written = written.writes;
+  results_.deltas_delivered = delivered.count();
+  results_.writer_seconds = written.seconds;
+  results_.writer_throttled_seconds = written.throttled_seconds;
+  results_.event_bytes = tap.bytes();
+  results_.tap_events = tap.events();
   progress("parsing the sampled watch lines with Boost.JSON alone");
-  results.event_limit = measure_parse_ceiling(tap.samples());
+  results_.event_limit = measure_parse_ceiling(tap.samples());
+}
 
-  // ---- Check the informer against the simulator. ----
-  auto stats = query_stats(*system, inf);
-  results.storage_resource_version = std::to_string(store.current_resource_version());
-  if (stats) {
-    results.informer_objects = stats->objects;
-    results.informer_resource_version = stats->resource_version;
-  }
-  results.consistent = stats && stats->objects == results.list_items &&
-                       stats->resource_version == results.storage_resource_version &&
-                       tap.events() == written->writes;
+void bench_run::latency() {
+  if (settings_.latency_events == 0)
+    return;
+  progress("writing " + std::to_string(settings_.latency_events) + " updates at " +
+           std::to_string(settings_.latency_rate) + "/s");
+  // One writer, one resource: the phase's writes take the next consecutive resourceVersions.
+  latency_recorder recorder(store().current_resource_version() + 1, settings_.latency_events);
+  latency_.store(&recorder, std::memory_order_release);
+  auto pump = pump_for(settings_.latency_events);
+  pump.writes_per_second = double(settings_.latency_rate);
+  pump.on_write = [&recorder](std::uint64_t version, latency_recorder::clock::time_point at) {
+    recorder.written(version, at);
+  };
+  auto written = run_pump(std::move(pump), next_phase_counter());
+  latency_.store(nullptr, std::memory_order_release);
+  results_.latency = recorder.percentiles();
+  results_.latency_writes_per_second = written.writes_per_second();
+}
 
+void bench_run::relist() {
+  if (!settings_.relist)
+    return;
+  auto before = query_stats(*system_, informer_);
+  if (!before)
+    fail("the informer did not answer a stats request before the relist");
+  auto& delivered = next_phase_counter();
   release_free_heap();
-  results.rss_at_end = current_rss_bytes();
-  results.peak_rss = peak_rss_bytes();
+  results_.relist_rss_before = current_rss_bytes();
+  reset_peak_rss();
+  progress("forcing a relist: the watch is dropped and its resume answered 410 Expired");
+  auto started = clock_type::now();
+  store().fail_next_watches(1);
+  server_.drop_watches();
+  // Converged: the relist has replaced the store and the handler has taken every delta.
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto now = query_stats(*system_, informer_);
+    if (now && now->lists > before->lists && now->synced &&
+        std::all_of(now->queues.begin(), now->queues.end(),
+                    [](const subscription_stats& q) { return q.depth == 0; })) {
+      results_.relist_seconds = seconds_since(started);
+      results_.relist_lists = now->lists - before->lists;
+      break;
+    }
+    if (clock_type::now() - started > timeout_)
+      fail_with_stats("the forced relist did not converge within " +
+                      std::to_string(timeout_.count()) + " s");
+  }
+  results_.relist_peak_rss = peak_rss_since_reset_bytes();
+  results_.relist_deltas = delivered.count();
+}
+
+void bench_run::fanout() {
+  if (settings_.fanout_handlers < 2)
+    return;
+  progress("subscribing " + std::to_string(settings_.fanout_handlers - 1) + " more handlers");
+  for (std::size_t i = 1; i < settings_.fanout_handlers; ++i)
+    handlers_.push_back(spawn_handler(*system_, informer_, callbacks_for(synced_handlers_, false),
+                                      subscription("bench-" + std::to_string(i))));
+  if (!synced_handlers_.wait_for_count(settings_.fanout_handlers, timeout_))
+    fail_with_stats("the fan-out handlers did not sync");
+
+  progress("writing " + std::to_string(settings_.events) + " updates to " +
+           std::to_string(settings_.fanout_handlers) + " handlers");
+  auto pump = pump_for(settings_.events);
+  if (settings_.drain_bursts) {
+    pump.hold_watches = [this] { server_.stall_watches(); };
+    pump.release_watches = [this] { server_.resume_watches(); };
+  }
+  auto cpu_before = sample_thread_cpu();
+  auto started = clock_type::now();
+  auto written = run_pump(std::move(pump), next_phase_counter());
+  const auto others = written.writes * (settings_.fanout_handlers - 1);
+  if (!fanout_deltas_.wait_for_count(others, timeout_))
+    fail_with_stats("fan-out delivery stalled at " + std::to_string(fanout_deltas_.count()) +
+                    " of " + std::to_string(others) + " deltas");
+  results_.fanout_seconds = seconds_since(started);
+  results_.fanout_cpu = sample_thread_cpu() - cpu_before;
+  results_.fanout_writes = written.writes;
+  results_.fanout_deltas = written.writes + fanout_deltas_.count();
+}
+
+void bench_run::check() {
+  auto stats = query_stats(*system_, informer_);
+  results_.storage_resource_version = std::to_string(store().current_resource_version());
+  if (stats) {
+    results_.informer_objects = stats->objects;
+    results_.informer_resource_version = stats->resource_version;
+  }
+  results_.consistent = stats && stats->objects == results_.list_items &&
+                        stats->resource_version == results_.storage_resource_version &&
+                        results_.tap_events == results_.updates_written;
+  release_free_heap();
+  results_.rss_at_end = current_rss_bytes();
+  results_.peak_rss = peak_rss_bytes();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bench_results results;
+  if (auto problem = parse_arguments(argc, argv, results.settings)) {
+    if (problem->empty()) {
+      std::cout << usage;
+      return 0;
+    }
+    std::cerr << "informer_bench: " << *problem << "\n" << usage;
+    return 2;
+  }
+  bench_run run(results);
+  run.start_simulator();
+  run.sync();
+  run.events();
+  run.latency();
+  run.relist();
+  run.fanout();
+  run.check();
   print_table(std::cout, results);
   std::cout << "\n" << json_line(results) << std::endl;
   exit_now(results.consistent ? 0 : 1);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <string>
 
 namespace kinformer::bench {
 
@@ -26,6 +27,27 @@ std::size_t peak_rss_bytes() {
   if (getrusage(RUSAGE_SELF, &usage) != 0)
     return 0;
   return static_cast<std::size_t>(usage.ru_maxrss) * 1024; // Linux reports kilobytes
+}
+
+bool reset_peak_rss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5"; // 5: reset the peak RSS (proc(5))
+  clear_refs.flush();
+  return static_cast<bool>(clear_refs);
+}
+
+std::size_t peak_rss_since_reset_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      std::size_t kilobytes = 0;
+      status >> kilobytes;
+      return kilobytes * 1024;
+    }
+    status.ignore(4096, '\n');
+  }
+  return 0;
 }
 
 } // namespace kinformer::bench

@@ -15,4 +15,12 @@ std::size_t current_rss_bytes();
 // The largest resident set size this process has had, in bytes (getrusage's ru_maxrss).
 std::size_t peak_rss_bytes();
 
+// Starts a new peak: the kernel's high-water mark (VmHWM) is set to the current RSS
+// (/proc/self/clear_refs). False when the kernel refuses.
+bool reset_peak_rss();
+
+// The largest resident set size since the last reset_peak_rss() (VmHWM), in bytes; 0 when it
+// cannot be read.
+std::size_t peak_rss_since_reset_bytes();
+
 } // namespace kinformer::bench

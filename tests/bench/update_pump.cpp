@@ -2,6 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
+#include <thread>
+
 namespace kinformer::bench {
 
 using clock = std::chrono::steady_clock;
@@ -23,10 +26,17 @@ status_result update_pump::write_one(const pod_key& pod) {
     generator_.change_labels(body);
   else
     generator_.change_status(body);
+  auto started = clock::now();
   auto written = store_.update_value(sim::pods_resource, pod.ns, pod.name, body);
   if (!written)
     return make_error(errc::status,
                       "update " + pod.ns + "/" + pod.name + ": " + written.failure().describe());
+  if (options_.on_write) {
+    auto version = written->object->meta().resource_version;
+    std::uint64_t number = 0;
+    std::from_chars(version.data(), version.data() + version.size(), number);
+    options_.on_write(number, started);
+  }
   return ok_v;
 }
 
@@ -64,6 +74,10 @@ result<pump_stats> update_pump::run_continuous(const std::vector<pod_key>& pods)
   };
   const auto started = clock::now();
   for (std::uint64_t done = 0; done < options_.writes; ++done) {
+    if (options_.writes_per_second > 0)
+      std::this_thread::sleep_until(
+          started + std::chrono::duration_cast<clock::duration>(
+                        std::chrono::duration<double>(done / options_.writes_per_second)));
     if (outstanding(done) > options_.max_lag) {
       // Resume at half the bound, so the writer does not wake for every single delta.
       auto wait_started = clock::now();

@@ -36,6 +36,11 @@ struct pump_options {
   // stall_watches / resume_watches).
   std::function<void()> hold_watches;
   std::function<void()> release_watches;
+  // Paced: the n-th write starts no earlier than n / writes_per_second after the first (0: as
+  // fast as the storage accepts). Not with drain mode.
+  double writes_per_second = 0;
+  // Called after each write with the resourceVersion it produced and when it started.
+  std::function<void(std::uint64_t, std::chrono::steady_clock::time_point)> on_write;
 };
 
 struct pump_stats {
