@@ -156,6 +156,138 @@ for (const r of runs) {
     );
 }
 if (notes.length) lines.push('Notes:', '', ...notes.map((n) => `- ${n}`), '');
+// The read API: kinformerd's list and watch against kubesim's own, same run.
+let readApi = null;
+if (args['read-api']) {
+  readApi = JSON.parse(readFileSync(args['read-api'], 'utf8'));
+  const listed = (server) => readApi.lists.filter((l) => l.server === server);
+  const rate = (w) => (w && w.seconds > 0 ? w.events / w.seconds : null);
+  readApi.median = {
+    kinformerd: { list_seconds: median(listed('kinformerd').map((l) => l.seconds)), watch_events_per_second: rate(readApi.watch.kinformerd) },
+    kubesim: { list_seconds: median(listed('kubesim').map((l) => l.seconds)), watch_events_per_second: rate(readApi.watch.kubesim) },
+  };
+  const mb = (bytes) => (bytes / 1e6).toFixed(0);
+  lines.push(
+    '### The read API: kinformerd against the simulator it caches',
+    '',
+    `\`kinformerd --watch pods\` caching the same kubesim; \`GET /api/v1/pods\` (every pod, one response) from each, ` +
+      `alternating; then one raw watch on each, counted without parsing, while ${readApi.events.toLocaleString('en-US')} changes ` +
+      `are drained in bursts of ${readApi.burst.toLocaleString('en-US')} (kubesim holds every watch, kinformerd's own included, ` +
+      'while a burst is written; each server is timed from the release to its watcher\'s last event).',
+    '',
+    '| workload | round | kinformerd | kubesim | ratio (>1: kinformerd faster) |',
+    '|---|---|---:|---:|---:|',
+  );
+  const kd = listed('kinformerd');
+  const ks = listed('kubesim');
+  for (let i = 0; i < Math.max(kd.length, ks.length); ++i) {
+    const q = ratio(kd[i]?.seconds, ks[i]?.seconds, true);
+    lines.push(
+      `| list every pod (s; ${mb(kd[i]?.bytes ?? 0)} / ${mb(ks[i]?.bytes ?? 0)} MB) | ${i + 1} | ${fmt(kd[i]?.seconds, 1, 3)} | ${fmt(ks[i]?.seconds, 1, 3)} | ${q == null ? '—' : `${q.toFixed(2)}×`} |`,
+    );
+  }
+  const ql = ratio(readApi.median.kinformerd.list_seconds, readApi.median.kubesim.list_seconds, true);
+  lines.push(
+    `| **list every pod (s)** | **median** | **${fmt(readApi.median.kinformerd.list_seconds, 1, 3)}** | **${fmt(readApi.median.kubesim.list_seconds, 1, 3)}** | **${ql == null ? '—' : `${ql.toFixed(2)}×`}** |`,
+  );
+  const qw = ratio(readApi.median.kinformerd.watch_events_per_second, readApi.median.kubesim.watch_events_per_second, false);
+  lines.push(
+    `| watch events/s (${readApi.watch.kinformerd.events.toLocaleString('en-US')} / ${readApi.watch.kubesim.events.toLocaleString('en-US')} events) | 1 | ${fmt(readApi.median.kinformerd.watch_events_per_second, 1, 0)} | ${fmt(readApi.median.kubesim.watch_events_per_second, 1, 0)} | ${qw == null ? '—' : `${qw.toFixed(2)}×`} |`,
+    '',
+  );
+  if (readApi.stalled) lines.push('Note: a read-API watcher missed events; the driver went on after --idle quiet seconds.', '');
+}
+
+// kinformer alone: informer_bench's runs (full, no-managed-fields, metadata-only).
+const bench = {};
+if (args['informer-bench']) {
+  for (const line of readFileSync(args['informer-bench'], 'utf8').split('\n').filter(Boolean)) {
+    const [name, file] = line.split('\t');
+    bench[name] = JSON.parse(readFileSync(file, 'utf8'));
+  }
+}
+const full = bench.full;
+const avgPodBytes = full && full.list_items > 0 ? full.list_bytes / full.list_items : null;
+if (full) {
+  const f0 = (x) => (x == null ? '—' : Math.round(x).toLocaleString('en-US'));
+  const f1 = (x) => (x == null ? '—' : x.toFixed(1));
+  const f3 = (x) => (x == null ? '—' : x.toFixed(3));
+  const perPod = (r) => (r ? `${f0(r.rss_per_object_bytes)} B (${(r.rss_per_object_bytes / avgPodBytes).toFixed(2)}× the pod's JSON)` : '—');
+  lines.push(
+    '### kinformer alone: informer_bench',
+    '',
+    `The informer against the simulator in one process (\`informer_bench\`, ${Number(full.pods).toLocaleString('en-US')} pods of ` +
+      `${f0(avgPodBytes)} B JSON on average), with Boost.JSON's DOM parse of the same bytes as the limit; ` +
+      'CPU is the informer\'s threads only. tests/bench/README.md says how each figure is taken.',
+    '',
+    '| figure | value |',
+    '|---|---:|',
+    `| sync | ${f3(full.sync_seconds)} s, ${f1(full.sync_mb_per_second)} MB/s of list items |`,
+    `| Boost.JSON DOM parse of the same items (limit) | ${f1(full.sync_limit_mb_per_second)} MB/s (informer: ${(100 * full.sync_share_of_limit).toFixed(0)} %) |`,
+    `| watch events, drained (${f0(full.updates_written)}) | ${f0(full.events_per_second)} events/s, ${f1(full.event_mb_per_second)} MB/s |`,
+    `| Boost.JSON DOM parse of the same lines (limit) | ${f1(full.event_limit_mb_per_second)} MB/s (informer: ${(100 * full.event_share_of_limit).toFixed(0)} %) |`,
+    `| informer CPU per event, 1 handler | ${f1(full.event_cpu_us_per_update)} µs |`,
+    `| informer CPU per event, ${full.fanout_handlers} handlers | ${f1(full.fanout_cpu_us_per_update)} µs (${full.fanout_cpu_ratio.toFixed(2)}× one handler's) |`,
+    `| delivery latency at ${f0(full.latency_rate)}/s asked (${f0(full.latency_writes_per_second)}/s kept) p50 / p99 / p99.9 / max | ` +
+      `${f3(full.latency_p50_ms)} / ${f3(full.latency_p99_ms)} / ${f3(full.latency_p999_ms)} / ${f3(full.latency_max_ms)} ms |`,
+    `| forced relist (410) with ${f0(full.informer_objects)} stored: time to converge | ${f3(full.relist_seconds)} s (${f0(full.relist_deltas)} deltas) |`,
+    `| forced relist: extra peak RSS (whole process) | ${f1(full.relist_extra_peak_rss_bytes / MiB)} MiB |`,
+    `| memory per stored pod, full | ${perPod(full)} |`,
+    `| memory per stored pod, managedFields dropped | ${perPod(bench['no-managed-fields'])} |`,
+    `| memory per stored pod, metadata-only | ${perPod(bench['metadata-only'])} |`,
+    '',
+  );
+}
+
+// The issue's targets, each from this run.
+const targets = [];
+const target = (name, value, goal, met) => targets.push(`| ${name} | ${value} | ${goal} | ${met == null ? '—' : met ? 'met' : '**missed**'} |`);
+const x2 = (q) => (q == null ? '—' : `${q.toFixed(2)}×`);
+{
+  const q = ratio(medians.kinformer.process_sync_seconds, medians['client-node'].process_sync_seconds, true);
+  target('sync time vs client-node', x2(q), '≥ 5×', q == null ? null : q >= 5);
+}
+if (events > 0) {
+  const q = ratio(medians.kinformer.watch_events_per_second, medians['client-node'].watch_events_per_second, false);
+  const ceiling = readApi?.median.kubesim.watch_events_per_second;
+  target(
+    'watch events/s vs client-node',
+    `${x2(q)} (${Math.round(medians.kinformer.watch_events_per_second ?? 0).toLocaleString('en-US')} events/s` +
+      (ceiling ? `; kubesim's ceiling to one raw watcher: ${Math.round(ceiling).toLocaleString('en-US')}/s` : '') + ')',
+    '≥ 5×',
+    q == null ? null : q >= 5,
+  );
+}
+if (full) {
+  target('ingest MB/s vs Boost.JSON DOM parse (sync)', x2(full.sync_share_of_limit), '≥ 1×', full.sync_share_of_limit >= 1);
+  const r = full.rss_per_object_bytes / avgPodBytes;
+  target('RSS per stored full pod / its JSON', x2(r), '≤ 1.5×', r <= 1.5);
+  if (bench['metadata-only']) {
+    const m = bench['metadata-only'].rss_per_object_bytes / avgPodBytes;
+    target('RSS per metadata-only pod / full pod JSON', x2(m), '≤ 0.3×', m <= 0.3);
+  }
+}
+{
+  const peak = medians.kinformer.peak_rss_at_sync_bytes;
+  const settled = medians.kinformer.settled_rss_bytes;
+  const q = peak && settled ? peak / settled : null;
+  target('peak RSS during sync / settled RSS (kinformer-watch)', x2(q), '≤ 1.3×', q == null ? null : q <= 1.3);
+}
+if (full && full.fanout_handlers >= 2)
+  target(`${full.fanout_handlers} handlers' CPU / one handler's`, x2(full.fanout_cpu_ratio), '≤ 1.5×', full.fanout_cpu_ratio <= 1.5);
+if (full && full.latency_samples > 0)
+  target(
+    `p99 delivery latency at ${full.latency_rate.toLocaleString('en-US')}/s`,
+    `${full.latency_p99_ms.toFixed(3)} ms (${Math.round(full.latency_writes_per_second).toLocaleString('en-US')}/s kept)`,
+    '≤ 2 ms',
+    full.latency_p99_ms <= 2,
+  );
+if (readApi) {
+  const q = ratio(readApi.median.kinformerd.list_seconds, readApi.median.kubesim.list_seconds, true);
+  target('read API list of every pod vs the simulator', x2(q), '≥ 1×', q == null ? null : q >= 1);
+}
+lines.push('### Targets', '', '| target | this run | goal | |', '|---|---|---|---|', ...targets, '');
+
 lines.push('What the figures mean: tests/bench/side_by_side/README.md. Every figure of every run: side_by_side.json.');
 writeFileSync(path.join(args.results, 'side_by_side.md'), `${lines.join('\n')}\n`);
 
@@ -176,6 +308,8 @@ const report = {
   },
   median: medians,
   runs,
+  read_api: readApi,
+  informer_bench: bench,
 };
 writeFileSync(path.join(args.results, 'side_by_side.json'), `${JSON.stringify(report, null, 2)}\n`);
 

@@ -2,7 +2,9 @@
 # Side-by-side benchmark: kinformer (kinformer-watch) against @kubernetes/client-node 1.4.0's
 # informer, on one kubesim, alternating kinformer / client-node for --rounds rounds. Each run:
 # start the client, wait until it has synced, then write --events pod changes through kubesim's
-# churn and time them in the client. Writes side_by_side.{md,json,png} into --results.
+# churn and time them in the client. Then (--read-api on) kinformerd caches the same pods and its
+# read API is timed against kubesim's own: listing every pod, and one watch of every pod each,
+# drained side by side. Writes side_by_side.{md,json,png} into --results.
 # See README.md in this folder for what each figure means.
 set -euo pipefail
 
@@ -19,6 +21,11 @@ usage: tests/bench/side_by_side/run.sh [options]
   --churn MODE     drain: hold the watch while a burst is written, then time its delivery;
                    paced: write at full speed while the client reads (drain)
   --list MODE      client-node's list function: raw (fetch + JSON.parse) or api (raw)
+  --read-api MODE  on: also list and watch every pod through kinformerd's read API and
+                   straight from kubesim, side by side; off: skip it (on)
+  --informer-bench MODE
+                   on: also run informer_bench (in-process: Boost.JSON limit, latency, relist,
+                   fan-out, memory per pod three ways); off: skip it (on)
   --idle S         stop waiting for missing events after S quiet seconds (5)
   --timeout S      limit for kubesim's start and for each client run (900)
 Relative paths are taken from the current directory; the defaults from the repository root.
@@ -38,6 +45,8 @@ results="$repo/tests/bench/results"
 burst=40000
 list_mode=raw
 churn_mode=drain
+read_api=on
+informer_bench_mode=on
 idle=5
 timeout=900
 
@@ -64,6 +73,8 @@ while (($#)); do
     --timeout) need_value "$@"; number "$1" "$2"; timeout=$2; shift 2 ;;
     --list) need_value "$@"; list_mode=$2; shift 2 ;;
     --churn) need_value "$@"; churn_mode=$2; shift 2 ;;
+    --read-api) need_value "$@"; read_api=$2; shift 2 ;;
+    --informer-bench) need_value "$@"; informer_bench_mode=$2; shift 2 ;;
     *) usage >&2; die "unknown argument $1" ;;
   esac
 done
@@ -73,6 +84,8 @@ done
 ((idle >= 1 && timeout >= 10)) || die "--idle must be at least 1 and --timeout at least 10"
 [[ $list_mode == raw || $list_mode == api ]] || die "--list must be raw or api"
 [[ $churn_mode == drain || $churn_mode == paced ]] || die "--churn must be drain or paced"
+[[ $read_api == on || $read_api == off ]] || die "--read-api must be on or off"
+[[ $informer_bench_mode == on || $informer_bench_mode == off ]] || die "--informer-bench must be on or off"
 
 # CMake puts both programs in $build/app (app/CMakeLists.txt defines them); the second
 # candidate is the per-program folder layout.
@@ -83,8 +96,14 @@ first_executable() {
 }
 kubesim=$(first_executable "$build/app/kubesim" "$build/app/kubesim/kubesim")
 watch_bin=$(first_executable "$build/app/kinformer-watch" "$build/app/watch/kinformer-watch")
+kinformerd=$(first_executable "$build/app/kinformerd" "$build/app/kinformerd/kinformerd")
+informer_bench=$(first_executable "$build/tests/bench/informer_bench")
 [[ -f $kubesim && -x $kubesim ]] || die "$kubesim not found: build it first (cmake --build $build --target kubesim)"
 [[ -f $watch_bin && -x $watch_bin ]] || die "$watch_bin not found: build it first (cmake --build $build --target kinformer-watch)"
+[[ $read_api == off || (-f $kinformerd && -x $kinformerd) ]] ||
+  die "$kinformerd not found: build it first (cmake --build $build --target kinformerd), or pass --read-api off"
+[[ $informer_bench_mode == off || (-f $informer_bench && -x $informer_bench) ]] ||
+  die "$informer_bench not found: build it first (cmake --build $build --target informer_bench), or pass --informer-bench off"
 for tool in node npm curl; do
   command -v "$tool" >/dev/null || die "$tool is required"
 done
@@ -376,8 +395,165 @@ for ((round = 1; round <= rounds; ++round)); do
   run_client client-node "$round"
 done
 
+# --- the read API: kinformerd against kubesim --------------------------------------------------
+# Starts kinformerd caching every pod of kubesim and waits until /readyz says it has synced.
+# Sets $api_url.
+start_kinformerd() {
+  local err="$work/kinformerd.err" line t0
+  "$kinformerd" --server "$url" --watch pods --listen-api 127.0.0.1:0 \
+    --listen-metrics 127.0.0.1:0 >"$work/kinformerd.out" 2>"$err" &
+  kinformerd_pid=$!
+  children+=("$kinformerd_pid")
+  api_url=
+  metrics_url=
+  now_us
+  t0=$now
+  until [[ -n $api_url && -n $metrics_url ]] && curl -sf --max-time 5 "$metrics_url/readyz" >/dev/null; do
+    if [[ -z $api_url ]] && line=$(grep -m1 'event=api_listening' "$err"); then
+      [[ $line =~ address=(127\.0\.0\.1:[0-9]+) ]] && api_url="http://${BASH_REMATCH[1]}"
+    fi
+    if [[ -z $metrics_url ]] && line=$(grep -m1 'event=metrics_listening' "$err"); then
+      [[ $line =~ address=(127\.0\.0\.1:[0-9]+) ]] && metrics_url="http://${BASH_REMATCH[1]}"
+    fi
+    alive "$kinformerd_pid" || die "kinformerd exited before it was ready" "$err"
+    now_us
+    (((now - t0) / 1000000 < timeout)) || die "kinformerd not ready within $timeout s" "$err"
+    sleep 0.1
+  done
+  log "kinformerd's read API at $api_url"
+}
+
+# One GET of every pod: "SECONDS BYTES" (curl's total time and body size).
+time_list() { # BASE_URL
+  curl -sf --max-time "$timeout" -o /dev/null -w '%{time_total} %{size_download}\n' "$1/api/v1/pods" ||
+    die "listing every pod from $1 failed"
+}
+
+# The list's metadata.resourceVersion at BASE_URL (from a one-item page).
+list_resource_version() {
+  local body
+  body=$(curl -sf --max-time 30 "$1/api/v1/pods?limit=1") || die "cannot list pods at $1"
+  [[ $body =~ \"metadata\":\{[^}]*\"resourceVersion\":\"([0-9]+)\" ]] || die "no list resourceVersion from $1"
+  echo "${BASH_REMATCH[1]}"
+}
+
+# Lists every pod from kinformerd and from kubesim --rounds times each (alternating), then opens
+# one watch on each and drains --events changes through both in bursts: kubesim holds every
+# watch (kinformerd's own included) while a burst is written, then lets go; each server's time
+# runs from the release to its watcher's last event. Writes $work/read_api.json.
+measure_read_api() {
+  start_kinformerd
+  local lists=() round
+  for ((round = 1; round <= rounds; ++round)); do
+    log "read API round $round: listing every pod from kinformerd, then from kubesim"
+    lists+=("kinformerd $(time_list "$api_url")" "kubesim $(time_list "$url")")
+  done
+
+  local names=(kinformerd kubesim) bases=("$api_url" "$url") pids=() i
+  for i in 0 1; do
+    local rv
+    rv=$(list_resource_version "${bases[i]}")
+    node "$here/watch_counter.mjs" --url "${bases[i]}/api/v1/pods?watch=1&resourceVersion=$rv" \
+      --idle "$timeout" --timeout "$timeout" --progress "$work/watch-${names[i]}.progress" \
+      >"$work/watch-${names[i]}.json" 2>"$work/watch-${names[i]}.err" &
+    pids+=($!)
+    children+=($!)
+  done
+  for i in 0 1; do
+    now_us
+    local t0=$now
+    until read_progress "$work/watch-${names[i]}.progress"; [[ $p_state == ready ]]; do
+      alive "${pids[i]}" || die "the watch on ${names[i]} ended" "$work/watch-${names[i]}.err"
+      now_us
+      (((now - t0) / 1000000 < timeout)) || die "the watch on ${names[i]} did not open" "$work/watch-${names[i]}.err"
+      sleep 0.05
+    done
+  done
+
+  local sent=0 c resume_us drain_us=(0 0) drained=(0 0) before=(0 0)
+  stalled=0
+  while ((events > 0 && sent < events)); do
+    c=$((events - sent < burst ? events - sent : burst))
+    for i in 0 1; do read_progress "$work/watch-${names[i]}.progress"; before[i]=$p_events; done
+    sim POST /sim/faults/stall-watches >/dev/null || die "read API: POST /sim/faults/stall-watches failed"
+    sim POST "/sim/churn?rate=max&count=$c" >/dev/null || die "read API: POST /sim/churn failed"
+    sent=$((sent + c))
+    wait_churn_done read-api
+    now_us
+    resume_us=$now
+    sim POST /sim/faults/resume-watches >/dev/null || die "read API: POST /sim/faults/resume-watches failed"
+    for i in 0 1; do
+      wait_for_events "${pids[i]}" "$work/watch-${names[i]}.progress" "$sent" "read-api-${names[i]}" \
+        "$work/watch-${names[i]}.err" || true
+      if ((p_events > before[i] && p_last_us > resume_us)); then
+        drain_us[i]=$((drain_us[i] + p_last_us - resume_us))
+        drained[i]=$((drained[i] + p_events - before[i]))
+      fi
+    done
+  done
+  for i in 0 1; do
+    kill -USR2 "${pids[i]}" 2>/dev/null || true
+    wait "${pids[i]}" || true
+    forget_child "${pids[i]}"
+  done
+  kill -TERM "$kinformerd_pid" 2>/dev/null || true
+  wait "$kinformerd_pid" || true
+  forget_child "$kinformerd_pid"
+
+  {
+    printf '{"events":%d,"burst":%d,"stalled":%s,"lists":[' "$sent" "$burst" \
+      "$([[ $stalled == 1 ]] && echo true || echo false)"
+    local first=1 entry server seconds bytes
+    for entry in "${lists[@]}"; do
+      read -r server seconds bytes <<<"$entry"
+      ((first)) || printf ','
+      first=0
+      printf '{"server":"%s","seconds":%s,"bytes":%s}' "$server" "$seconds" "$bytes"
+    done
+    printf '],"watch":{'
+    for i in 0 1; do
+      ((i == 0)) || printf ','
+      printf '"%s":{"events":%d,"seconds":%d.%06d}' "${names[i]}" "${drained[i]}" \
+        $((drain_us[i] / 1000000)) $((drain_us[i] % 1000000))
+    done
+    printf '}}\n'
+  } >"$work/read_api.json"
+}
+
+read_api_args=()
+if [[ $read_api == on ]]; then
+  measure_read_api
+  read_api_args=(--read-api "$work/read_api.json")
+fi
+
+# --- kinformer alone: informer_bench -----------------------------------------------------------
+# The in-process benchmark against the same number of pods: sync and event rates next to
+# Boost.JSON's parse of the same bytes, delivery latency, a forced relist, 16-handler fan-out, and
+# memory per stored pod as stored whole, without managedFields, and metadata-only.
+run_informer_bench() { # NAME ARGS...
+  local name=$1
+  shift
+  log "informer_bench ($name): $pods pods"
+  "$informer_bench" --pods "$pods" --namespaces "$namespaces" "$@" --timeout "$timeout" \
+    >"$work/ib-$name.out" 2>"$work/ib-$name.err" || die "informer_bench ($name) failed" "$work/ib-$name.err"
+  tail -n 1 "$work/ib-$name.out" >"$work/ib-$name.json"
+  printf '%s\t%s\n' "$name" "$work/ib-$name.json" >>"$work/informer_bench.tsv"
+}
+
+informer_bench_args=()
+if [[ $informer_bench_mode == on ]]; then
+  : >"$work/informer_bench.tsv"
+  run_informer_bench full --events "$((events > 0 ? events : 100000))" --drain-bursts
+  run_informer_bench no-managed-fields --drop-managed-fields --events 1000 --latency-events 0 \
+    --fanout-handlers 0 --no-relist
+  run_informer_bench metadata-only --metadata-only --events 1000 --latency-events 0 \
+    --fanout-handlers 0 --no-relist
+  informer_bench_args=(--informer-bench "$work/informer_bench.tsv")
+fi
+
 mkdir -p "$results"
-node "$here/report.mjs" --runs "$work/runs.tsv" --results "$results" --work "$work" --repo "$repo" \
+node "$here/report.mjs" --runs "$work/runs.tsv" ${read_api_args[@]+"${read_api_args[@]}"} \
+  ${informer_bench_args[@]+"${informer_bench_args[@]}"} --results "$results" --work "$work" --repo "$repo" \
   --pods "$pods" --namespaces "$namespaces" --events "$events" --burst "$burst" --rounds "$rounds" \
   --list "$list_mode" --churn "$churn_mode" --command "$command_line"
 if ((have_gnuplot)); then
