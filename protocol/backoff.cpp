@@ -33,11 +33,10 @@ backoff::next_delay(watch_clock::time_point now,
     ceiling_ = config_.initial;
   last_failure_ = now;
 
-  // Clamp the draw: an injected source may stray outside [0, 1); the delay stays within the
-  // ceiling.
+  // Clamp the draw: an injected source may stray outside [0, 1); the delay stays in [d, 2d].
   double fraction = std::clamp(random_(), 0.0, 1.0);
   auto jittered = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(
-      static_cast<double>(ceiling_.count()) * fraction));
+      static_cast<double>(ceiling_.count()) * (1.0 + fraction)));
   auto grown = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(
       static_cast<double>(ceiling_.count()) * config_.factor));
   ceiling_ = std::min(grown, config_.cap);

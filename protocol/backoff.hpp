@@ -1,7 +1,8 @@
 #pragma once
 // The reflector's retry delay: client-go's exponential backoff manager (0.8 s doubling to 30 s,
-// reset after 2 minutes without a failure) with full jitter, and a server's Retry-After as a
-// lower bound. Time and randomness are injected so the sequence is testable.
+// reset after 2 minutes without a failure, jitter 1.0: each delay is drawn from [d, 2d) where d
+// is the current step), and a server's Retry-After as a lower bound. Time and randomness are
+// injected so the sequence is testable.
 
 #include <chrono>
 #include <functional>
@@ -27,15 +28,15 @@ public:
   // Without `random`, draws from a per-instance Mersenne Twister seeded from random_device.
   explicit backoff(backoff_config config = {}, random_fraction random = {});
 
-  // The delay before the next retry, for a failure observed at `now`. Full jitter: uniform in
-  // [0, ceiling], where the ceiling doubles per failure up to the cap. The server's Retry-After,
-  // when given, is a lower bound on the result.
+  // The delay before the next retry, for a failure observed at `now`: uniform in [d, 2d), where
+  // the step d starts at `initial` and doubles per failure up to the cap (client-go's
+  // wait.Jitter(d, 1.0)). The server's Retry-After, when given, is a lower bound on the result.
   std::chrono::milliseconds next_delay(watch_clock::time_point now,
                                        std::optional<std::chrono::milliseconds> retry_after = {});
 
-  // The ceiling the next delay is drawn under (before any reset by elapsed time).
+  // The step d the next delay is drawn from, in [d, 2d) (before any reset by elapsed time).
   std::chrono::milliseconds ceiling() const noexcept { return ceiling_; }
-  // Forgets past failures: the next delay is drawn under `initial` again.
+  // Forgets past failures: the next delay is drawn from [initial, 2 initial) again.
   void reset() noexcept;
   // A uniform number in [0, 1) from the injected source (the watcher reuses it for timeouts).
   double draw() { return random_(); }

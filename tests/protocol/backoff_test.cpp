@@ -23,42 +23,43 @@ TEST_CASE("backoff doubles from 0.8 s to the 30 s cap") {
   std::vector<milliseconds> delays;
   for (int i = 0; i < 9; ++i)
     delays.push_back(b.next_delay(t0 + i * 1s));
-  // Half of each ceiling: 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, then 30 s from there on.
-  CHECK(delays == std::vector<milliseconds>{400ms, 800ms, 1600ms, 3200ms, 6400ms, 12800ms, 15000ms,
-                                            15000ms, 15000ms});
+  // 1.5 times each step: 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, then 30 s from there on.
+  CHECK(delays == std::vector<milliseconds>{1200ms, 2400ms, 4800ms, 9600ms, 19200ms, 38400ms,
+                                            45000ms, 45000ms, 45000ms});
   CHECK(b.ceiling() == 30s);
 }
 
-TEST_CASE("full jitter keeps every delay within its ceiling") {
-  SECTION("the top of the range reaches the ceiling and no further") {
-    backoff b({}, constant(1.0));
+TEST_CASE("jitter draws every delay from [d, 2d), as client-go's wait.Jitter(d, 1.0)") {
+  SECTION("the bottom of the range is the step itself: never sooner than client-go") {
+    backoff b({}, constant(0.0));
     CHECK(b.next_delay(t0) == 800ms);
     CHECK(b.next_delay(t0 + 1s) == 1600ms);
   }
-  SECTION("the bottom of the range retries at once") {
-    backoff b({}, constant(0.0));
-    CHECK(b.next_delay(t0) == 0ms);
+  SECTION("the top of the range is twice the step") {
+    backoff b({}, constant(1.0));
+    CHECK(b.next_delay(t0) == 1600ms);
+    CHECK(b.next_delay(t0 + 1s) == 3200ms);
   }
   SECTION("a source straying outside [0, 1) is clamped") {
     backoff b({}, constant(7.0));
-    CHECK(b.next_delay(t0) == 800ms);
+    CHECK(b.next_delay(t0) == 1600ms);
     backoff negative({}, constant(-3.0));
-    CHECK(negative.next_delay(t0) == 0ms);
+    CHECK(negative.next_delay(t0) == 800ms);
   }
   SECTION("the default random source stays in bounds") {
     backoff b;
-    milliseconds ceiling = 800ms;
+    milliseconds step = 800ms;
     for (int i = 0; i < 200; ++i) {
       auto delay = b.next_delay(t0 + i * 1s);
-      CHECK(delay >= 0ms);
-      CHECK(delay <= ceiling);
-      ceiling = std::min<milliseconds>(ceiling * 2, 30s);
+      CHECK(delay >= step);
+      CHECK(delay <= 2 * step);
+      step = std::min<milliseconds>(step * 2, 30s);
     }
   }
 }
 
 TEST_CASE("two minutes without a failure start the sequence again") {
-  backoff b({}, constant(1.0));
+  backoff b({}, constant(0.0));
   CHECK(b.next_delay(t0) == 800ms);
   CHECK(b.next_delay(t0 + 1s) == 1600ms);
   CHECK(b.next_delay(t0 + 2s) == 3200ms);
@@ -78,10 +79,10 @@ TEST_CASE("two minutes without a failure start the sequence again") {
 
 TEST_CASE("a server's Retry-After is a lower bound") {
   backoff b({}, constant(0.5));
-  CHECK(b.next_delay(t0, 5s) == 5s);            // longer than the jittered 0.4 s: wins
-  CHECK(b.next_delay(t0 + 1s, 100ms) == 800ms); // shorter than the jittered 0.8 s: ignored
-  CHECK(b.next_delay(t0 + 2s, 90s) == 90s);     // not capped: the server knows its load
-  CHECK(b.ceiling() == 6400ms);                 // Retry-After does not disturb the growth
+  CHECK(b.next_delay(t0, 5s) == 5s);             // longer than the jittered 1.2 s: wins
+  CHECK(b.next_delay(t0 + 1s, 100ms) == 2400ms); // shorter than the jittered 2.4 s: ignored
+  CHECK(b.next_delay(t0 + 2s, 90s) == 90s);      // not capped: the server knows its load
+  CHECK(b.ceiling() == 6400ms);                  // Retry-After does not disturb the growth
 }
 
 TEST_CASE("backoff parameters are configurable") {
@@ -90,7 +91,7 @@ TEST_CASE("backoff parameters are configurable") {
   config.cap = 250ms;
   config.factor = 3.0;
   config.reset_after = 10s;
-  backoff b(config, constant(1.0));
+  backoff b(config, constant(0.0));
   CHECK(b.next_delay(t0) == 100ms);
   CHECK(b.next_delay(t0 + 1s) == 250ms);
   CHECK(b.next_delay(t0 + 2s) == 250ms);

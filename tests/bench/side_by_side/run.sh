@@ -23,6 +23,9 @@ usage: tests/bench/side_by_side/run.sh [options]
   --list MODE      client-node's list function: raw (fetch + JSON.parse) or api (raw)
   --read-api MODE  on: also list and watch every pod through kinformerd's read API and
                    straight from kubesim, side by side; off: skip it (on)
+  --read-api-burst B
+                   the read-API watches drain bursts of at most B changes (2000): kinformerd
+                   drops a watcher with more than 8 MiB unwritten (~2,300 pods)
   --informer-bench MODE
                    on: also run informer_bench (in-process: Boost.JSON limit, latency, relist,
                    fan-out, memory per pod three ways); off: skip it (on)
@@ -46,6 +49,7 @@ burst=40000
 list_mode=raw
 churn_mode=drain
 read_api=on
+read_api_burst=2000
 informer_bench_mode=on
 idle=5
 timeout=900
@@ -74,6 +78,7 @@ while (($#)); do
     --list) need_value "$@"; list_mode=$2; shift 2 ;;
     --churn) need_value "$@"; churn_mode=$2; shift 2 ;;
     --read-api) need_value "$@"; read_api=$2; shift 2 ;;
+    --read-api-burst) need_value "$@"; number "$1" "$2"; read_api_burst=$2; shift 2 ;;
     --informer-bench) need_value "$@"; informer_bench_mode=$2; shift 2 ;;
     *) usage >&2; die "unknown argument $1" ;;
   esac
@@ -438,9 +443,11 @@ list_resource_version() {
 }
 
 # Lists every pod from kinformerd and from kubesim --rounds times each (alternating), then opens
-# one watch on each and drains --events changes through both in bursts: kubesim holds every
-# watch (kinformerd's own included) while a burst is written, then lets go; each server's time
-# runs from the release to its watcher's last event. Writes $work/read_api.json.
+# one watch on each and drains --events changes through both in bursts of --read-api-burst:
+# kubesim holds every watch (kinformerd's own included) while a burst is written, then lets go;
+# each server's time runs from the release to its watcher's last event. The bursts are small
+# because kinformerd ends a watch whose unwritten bytes pass its stream bound (8 MiB), with a 410
+# that makes the client relist; kubesim's bound is 100,000 lines. Writes $work/read_api.json.
 measure_read_api() {
   start_kinformerd
   local lists=() round
@@ -473,7 +480,7 @@ measure_read_api() {
   local sent=0 c resume_us drain_us=(0 0) drained=(0 0) before=(0 0)
   stalled=0
   while ((events > 0 && sent < events)); do
-    c=$((events - sent < burst ? events - sent : burst))
+    c=$((events - sent < read_api_burst ? events - sent : read_api_burst))
     for i in 0 1; do read_progress "$work/watch-${names[i]}.progress"; before[i]=$p_events; done
     sim POST /sim/faults/stall-watches >/dev/null || die "read API: POST /sim/faults/stall-watches failed"
     sim POST "/sim/churn?rate=max&count=$c" >/dev/null || die "read API: POST /sim/churn failed"
@@ -501,7 +508,7 @@ measure_read_api() {
   forget_child "$kinformerd_pid"
 
   {
-    printf '{"events":%d,"burst":%d,"stalled":%s,"lists":[' "$sent" "$burst" \
+    printf '{"events":%d,"burst":%d,"stalled":%s,"lists":[' "$sent" "$read_api_burst" \
       "$([[ $stalled == 1 ]] && echo true || echo false)"
     local first=1 entry server seconds bytes
     for entry in "${lists[@]}"; do
