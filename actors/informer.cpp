@@ -81,6 +81,11 @@ void pump(informer_pointer self, subscription_id id, subscription& sub) {
 void fan_out(informer_pointer self, const delta& d) {
   auto& st = self->state;
   for (auto& [id, sub] : st.subscriptions) {
+    // A relist's unchanged objects (sync) go only to handlers that asked for resyncs, for whom
+    // a relist is one. client-go sends them to the listeners whose resync was due at its last
+    // check; a handler without a resync period never sees one either way.
+    if (d.type == delta_type::sync && sub.options.resync_period.count() == 0)
+      continue;
     sub.queue.push(d);
     if (!sub.overflowing && sub.queue.depth() >= sub.options.queue_bound) {
       sub.overflowing = true;

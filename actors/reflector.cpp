@@ -66,12 +66,10 @@ failure to_failure(const response_info& info, const error* err) {
   f.server_status = info.server_status;
   if (info.retry_after_seconds)
     f.retry_after = seconds(*info.retry_after_seconds);
-  if (err) {
+  if (err)
     f.message = err->describe();
-    // The client reports refused connections as I/O errors without an HTTP status.
-    f.connection_refused =
-        info.http_status == 0 && err->message.find("refused") != std::string::npos;
-  }
+  f.connection_refused = info.transport == transport_failure::refused;
+  f.connection_reset = info.transport == transport_failure::reset;
   return f;
 }
 
@@ -176,8 +174,10 @@ void execute(reflector_pointer self, const watcher_action& action) {
       [&](const auto& a) {
         using A = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<A, start_list>) {
-          st.list_started = steady_clock::now();
-          report(self, reflector_report::what::list_started, a.reason);
+          if (!a.retry) { // a retried first page is the same list
+            st.list_started = steady_clock::now();
+            report(self, reflector_report::what::list_started, a.reason);
+          }
           start_list_request(self, a.session, a.resource_version, {}, a.limit);
         } else if constexpr (std::is_same_v<A, fetch_next_page>) {
           start_list_request(self, a.session, {}, a.continue_token, a.limit);
@@ -314,8 +314,6 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
           in.how = to_watch_end(closed.reason);
           in.cause = to_failure(closed.response, nullptr);
           in.cause.message = closed.message;
-          in.cause.connection_refused = closed.response.http_status == 0 &&
-                                        closed.message.find("refused") != std::string::npos;
           in.lived = duration_cast<milliseconds>(steady_clock::now() - st.watch_started);
           in.events = st.watch_events;
           report(self, reflector_report::what::watch_ended, restart_reason::watch_ended, in.lived,

@@ -25,20 +25,19 @@ std::size_t subscription_queue::latest_hash::operator()(std::string_view key) co
   return std::hash<std::string_view>{}(key);
 }
 
-std::uint64_t subscription_queue::set_latest(std::uint64_t seq) {
+void subscription_queue::set_latest(std::uint64_t seq) {
   std::string_view key = at(seq).d.object->key();
   auto [it, inserted] = latest_.insert(latest_slot{key, seq});
   if (inserted)
-    return no_slot;
+    return;
   // The older slot stays queued, so its view was valid for the lookup; now view the newer one.
   it->key = key;
-  return std::exchange(it->seq, seq);
+  it->seq = seq;
 }
 
 void subscription_queue::build_key_index() {
   for (std::uint64_t seq = head_; seq < tail_; ++seq)
-    if (at(seq).live)
-      at(seq).previous_same_key = set_latest(seq);
+    set_latest(seq);
   indexed_ = true;
 }
 
@@ -48,8 +47,8 @@ void subscription_queue::append(delta d) {
   std::uint64_t seq = tail_++;
   slot& s = at(seq);
   s.d = std::move(d);
-  s.live = true;
-  s.previous_same_key = indexed_ ? set_latest(seq) : no_slot;
+  if (indexed_)
+    set_latest(seq);
   ++depth_;
   initial_pending_ += s.d.initial_list;
   stats_.high_water = std::max(stats_.high_water, depth_);
@@ -59,10 +58,9 @@ subscription_queue::merge_result subscription_queue::merge(delta& pending, delta
   using t = delta_type;
   switch (pending.type) {
   case t::added:
-    if (next.type == t::deleted)
-      return merge_result::cancelled;
-    if (next.type == t::added)
-      return merge_result::not_mergeable;
+    if (next.type == t::deleted || next.type == t::added)
+      return merge_result::not_mergeable; // a creation is never hidden
+
     pending.object = std::move(next.object); // still an add, of the latest state
     return merge_result::merged;
   case t::updated:
@@ -108,24 +106,6 @@ bool subscription_queue::push(delta d) {
       it->key = pending.d.object->key();
       ++stats_.coalesced;
       return true;
-    case merge_result::cancelled: {
-      // The key's previous pending slot, if still queued, becomes its latest again. Done while
-      // the pending object, whose key the entry views, is still alive.
-      std::uint64_t prev = pending.previous_same_key;
-      if (prev != no_slot && prev >= head_ && at(prev).live) {
-        it->key = at(prev).d.object->key();
-        it->seq = prev;
-      } else {
-        latest_.erase(it);
-      }
-      initial_pending_ -= was_initial;
-      pending.d = delta{};
-      pending.live = false;
-      if (--depth_ == 0)
-        head_ = tail_; // only cancelled slots remain
-      stats_.coalesced += 2;
-      return true;
-    }
     case merge_result::not_mergeable:
       break;
     }
@@ -138,8 +118,6 @@ bool subscription_queue::push(delta d) {
 std::optional<delta> subscription_queue::pop() {
   if (credit_ == 0 || depth_ == 0)
     return std::nullopt;
-  while (!at(head_).live)
-    ++head_;
   std::uint64_t seq = head_++;
   slot& s = at(seq);
   if (indexed_) {
@@ -149,14 +127,12 @@ std::optional<delta> subscription_queue::pop() {
   }
   delta out = std::move(s.d);
   s.d = delta{};
-  s.live = false;
   --depth_;
   initial_pending_ -= out.initial_list;
   --credit_;
   ++stats_.delivered;
   if (depth_ == 0) {
-    // Only cancelled slots may remain: skip them, and forget the key index.
-    head_ = tail_;
+    // Drained: forget the key index until the bound is reached again.
     latest_.clear();
     indexed_ = false;
   }

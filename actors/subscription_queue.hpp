@@ -4,26 +4,28 @@
 // The informer actor pushes every delta; the subscriber grants credit; each pop spends one
 // credit. While the queue holds fewer than `bound` deltas, every delta is delivered as pushed.
 // At the bound, a new delta is folded into the latest pending delta for the same key, so the
-// handler still converges to the latest state of every key (deletes included):
+// handler still converges to the latest state of every key, and never misses a creation or a
+// deletion (controllers count both: ReplicaSet and Job "expectations"):
 //
 //   pending  + new      -> pending becomes
 //   added    + updated  -> added(new object)            (sync likewise)
-//   added    + deleted  -> nothing: both are dropped; the handler never saw the object, and
-//                          after both it is gone again, so there is nothing to observe
+//   added    + deleted  -> not merged: the handler gets the add, then the delete
 //   updated  + updated  -> updated(old of the first, object of the last)   (sync likewise)
-//   updated  + deleted  -> deleted(new object, old of the first)
+//   updated  + deleted  -> deleted(new object, old of the first): the handler had seen it
 //   sync     + updated  -> updated(old of the sync, new object)
 //   sync     + sync     -> sync(new object);  sync + deleted -> deleted(new)
 //   deleted  + deleted  -> the later delete
 //   deleted  + added    -> not merged: a recreated object is a new identity (new uid), so the
 //                          handler gets the delete and then the add
 //
-// Per-key order is kept; deltas of different keys may overtake each other only by merging
-// into an earlier position. When a delta cannot merge (its key has nothing pending, or
-// deleted + added), it is appended anyway and counted in `over_bound`: the bound limits the
-// deltas per key, not the number of keys. Depth past the bound is then at most two deltas per
-// distinct key (a delete and a re-add), i.e. proportional to the store, whose objects the queue
-// shares rather than copies. No final state is ever dropped, and no "resync" is ever needed.
+// So each identity of a key has at most one pending added (or updated) followed by at most one
+// deleted: intermediate updates merge, creations and deletions never do. Per-key order is kept;
+// deltas of different keys may overtake each other only by merging into an earlier position.
+// When a delta cannot merge (its key has nothing pending, added + deleted, deleted + added), it
+// is appended anyway and counted in `over_bound`: the bound limits the deltas per object, not
+// the number of objects. Depth past the bound is then at most two deltas per identity, i.e.
+// proportional to the objects, which the queue shares rather than copies. No final state is
+// ever dropped, and no "resync" is ever needed.
 //
 // Not thread-safe: owned by the informer actor. Without overflow, push and pop allocate nothing
 // once the ring has grown to the working depth.
@@ -42,7 +44,7 @@ namespace kinformer {
 struct subscription_queue_stats {
   std::uint64_t pushed = 0;     // deltas given to push()
   std::uint64_t delivered = 0;  // deltas returned by pop()
-  std::uint64_t coalesced = 0;  // deltas folded into another, or cancelled in pairs
+  std::uint64_t coalesced = 0;  // deltas folded into another
   std::uint64_t over_bound = 0; // deltas appended at the bound because they could not merge
   std::size_t depth = 0;        // deltas waiting: pushed = delivered + coalesced + depth
   std::size_t high_water = 0;   // the largest depth seen
@@ -62,30 +64,25 @@ public:
 
   bool ready() const noexcept { return credit_ > 0 && depth_ > 0; }
   std::size_t depth() const noexcept { return depth_; }
-  // Queued deltas flagged initial_list: zero once a subscriber has received its initial state
-  // (an initial add cancelled by a delete counts as received).
+  // Queued deltas flagged initial_list: zero once a subscriber has received its initial state.
   std::size_t initial_pending() const noexcept { return initial_pending_; }
   std::size_t credit() const noexcept { return credit_; }
   std::size_t bound() const noexcept { return bound_; }
   subscription_queue_stats stats() const noexcept;
 
 private:
-  static constexpr std::uint64_t no_slot = ~std::uint64_t{0};
-
   struct slot {
     delta d;
-    std::uint64_t previous_same_key = no_slot; // the key's pending slot before this one
-    bool live = false;                         // false once popped or cancelled
   };
 
-  enum class merge_result { merged, cancelled, not_mergeable };
+  enum class merge_result { merged, not_mergeable };
 
   slot& at(std::uint64_t seq) { return ring_[seq & (ring_.size() - 1)]; }
   void append(delta d);
   void grow();
   void build_key_index();
-  // Makes slot `seq` its key's latest pending slot; returns the one before (no_slot if none).
-  std::uint64_t set_latest(std::uint64_t seq);
+  // Makes slot `seq` its key's latest pending slot.
+  void set_latest(std::uint64_t seq);
   static merge_result merge(delta& pending, delta& next);
 
   std::size_t bound_;

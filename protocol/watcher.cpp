@@ -66,7 +66,8 @@ std::string describe(const watcher_action& action) {
       overloaded{
           [&](const start_list& a) {
             return "start_list" + session(a.session) + " rv=\"" + a.resource_version +
-                   "\" limit=" + limit_text(a.limit) + " reason=" + to_string(a.reason);
+                   "\" limit=" + limit_text(a.limit) + " reason=" + to_string(a.reason) +
+                   (a.retry ? " retry" : "");
           },
           [&](const fetch_next_page& a) {
             return "fetch_next_page" + session(a.session) + " continue=\"" + a.continue_token +
@@ -172,6 +173,21 @@ std::optional<milliseconds> retry_after(const failure& cause) {
   return result;
 }
 
+// client-go's rest.Request retries a request itself, without the reflector knowing: a 429 or 5xx
+// that carries Retry-After (after that delay), and a GET whose connection was reset or closed
+// early (at once). Expired and TooLarge keep their own handling: they need a new list.
+bool retryable_request(const failure& cause) {
+  if (cause.connection_reset)
+    return true;
+  auto kind = classify(cause);
+  if (kind == failure_kind::expired || kind == failure_kind::too_large)
+    return false;
+  int code = cause.http_code;
+  if (cause.server_status && cause.server_status->code != 0)
+    code = cause.server_status->code;
+  return (code == 429 || code >= 500) && retry_after(cause).has_value();
+}
+
 // Builds one step's result. The context is copied out of the current state, updated, and moved
 // into whichever state comes next.
 class transition {
@@ -181,7 +197,13 @@ public:
       : ctx_(context_of(from)), config_(config), backoff_(retry_backoff), now_(now) {}
 
   watcher_context& ctx() { return ctx_; }
+  const watcher_config& config() const { return config_; }
   void emit(watcher_action action) { actions_.push_back(std::move(action)); }
+
+  // Whether the request that failed with `cause` is tried again as it was.
+  bool may_retry_request(const failure& cause) const {
+    return retryable_request(cause) && ctx_.request_retries < config_.max_request_retries;
+  }
 
   // client-go relistResourceVersion(): "" after Expired/TooLarge, "0" (the watch cache) before
   // anything was listed, else the last resourceVersion seen.
@@ -208,20 +230,26 @@ public:
   }
 
   step_result begin_list(restart_reason reason) {
-    listing next = with_context<listing>();
-    next.session = new_session();
-    next.resource_version = relist_resource_version();
-    next.limit = limit_for(next.resource_version);
-    next.reason = reason;
-    emit(start_list{next.session, next.resource_version, next.limit, reason});
-    return finish(std::move(next));
+    auto resource_version = relist_resource_version();
+    auto limit = limit_for(resource_version);
+    return begin_list_at(std::move(resource_version), limit, reason);
+  }
+
+  // client-go's pager, when a continue token expired: one unpaged list at the resourceVersion
+  // the paged one asked for, so paging cannot fall behind compaction again.
+  step_result begin_unpaged_list(std::string resource_version, restart_reason reason) {
+    return begin_list_at(std::move(resource_version), std::nullopt, reason);
   }
 
   step_result begin_streaming_list(restart_reason reason) {
+    ctx_.request_retries = 0;
     streaming_list next = with_context<streaming_list>();
     next.session = new_session();
     next.reason = reason;
-    start_watch request = watch_request(next.session, "", reason);
+    // client-go's watchList: from the last synced resourceVersion (NotOlderThan), or a
+    // consistent read ("") at the start and after Expired/TooLarge.
+    start_watch request = watch_request(
+        next.session, ctx_.resource_version_unavailable ? "" : ctx_.last_resource_version, reason);
     request.send_initial_events = true;
     request.resource_version_match = "NotOlderThan";
     emit(std::move(request));
@@ -235,13 +263,28 @@ public:
     return finish(std::move(next));
   }
 
+  // A new round after a backoff delay (client-go's BackoffUntil around ListAndWatch, and its
+  // retries of a refused or throttled watch).
   step_result retry_later(backing_off::then next_move, restart_reason reason,
                           std::optional<milliseconds> lower_bound = {}) {
+    ctx_.request_retries = 0;
     backing_off next = with_context<backing_off>();
     next.session = new_session();
     next.next = next_move;
     next.reason = reason;
     emit(schedule_retry{next.session, backoff_.next_delay(now_, lower_bound), reason});
+    return finish(std::move(next));
+  }
+
+  // The same watch again after the server's Retry-After, counted against max_request_retries;
+  // the backoff sequence is not touched (client-go's request-level retry).
+  step_result retry_watch_request(restart_reason reason, milliseconds delay) {
+    ++ctx_.request_retries;
+    backing_off next = with_context<backing_off>();
+    next.session = new_session();
+    next.next = backing_off::then::rewatch;
+    next.reason = reason;
+    emit(schedule_retry{next.session, delay, reason});
     return finish(std::move(next));
   }
 
@@ -271,6 +314,18 @@ public:
 
 private:
   session_id new_session() { return ++ctx_.last_session; }
+
+  step_result begin_list_at(std::string resource_version, std::optional<std::int64_t> limit,
+                            restart_reason reason) {
+    ctx_.request_retries = 0;
+    listing next = with_context<listing>();
+    next.session = new_session();
+    next.resource_version = std::move(resource_version);
+    next.limit = limit;
+    next.reason = reason;
+    emit(start_list{next.session, next.resource_version, next.limit, reason});
+    return finish(std::move(next));
+  }
 
   start_watch watch_request(session_id session, std::string resource_version,
                             restart_reason reason) const {
@@ -329,6 +384,7 @@ step_result unchanged(const watcher_state& state) {
 // ---- listing ----
 
 step_result on_page(const listing& state, const list_page_received& page, transition& t) {
+  t.ctx().request_retries = 0;
   if (!state.replace_begun)
     t.emit(begin_replace{state.session});
   t.emit(add_to_replace{state.session, page.item_count});
@@ -339,6 +395,7 @@ step_result on_page(const listing& state, const list_page_received& page, transi
       t.ctx().server_paginates = true;
     listing next = state;
     next.replace_begun = true;
+    next.continue_token = page.continue_token;
     t.emit(fetch_next_page{state.session, page.continue_token, state.limit});
     return t.finish(std::move(next));
   }
@@ -352,22 +409,41 @@ step_result on_page(const listing& state, const list_page_received& page, transi
   return t.rewatch(restart_reason::list_complete);
 }
 
+// Why a failed request is being retried, for logs and metrics.
+restart_reason retry_reason(const failure& cause) {
+  if (cause.connection_reset)
+    return restart_reason::io_error;
+  return classify(cause) == failure_kind::throttled ? restart_reason::throttled
+                                                    : restart_reason::server_error;
+}
+
 step_result on_list_failed(const listing& state, const list_failed& in, transition& t) {
+  if (t.may_retry_request(in.cause)) {
+    // The same page again, after the server's Retry-After (at once after a reset): the snapshot
+    // collected so far stays.
+    ++t.ctx().request_retries;
+    listing next = state;
+    next.retry_pending = true;
+    t.emit(schedule_retry{state.session, retry_after(in.cause).value_or(milliseconds{0}),
+                          retry_reason(in.cause)});
+    return t.finish(std::move(next));
+  }
   if (state.replace_begun)
     t.emit(abort_replace{state.session});
 
   auto kind = classify(in.cause);
+  if (kind == failure_kind::expired && !state.continue_token.empty())
+    return t.begin_unpaged_list(state.resource_version, restart_reason::continue_expired);
   if (kind == failure_kind::expired || kind == failure_kind::too_large) {
     // A consistent read ("") failing this way again is not going to heal by relisting at once.
-    if (state.resource_version.empty() && !state.replace_begun)
+    if (state.resource_version.empty())
       return t.retry_later(backing_off::then::relist, restart_reason::server_error,
                            retry_after(in.cause));
     // client-go retries at once with resourceVersion="" so the reflector makes progress even
-    // against a lagging server; a continue token that expired restarts the whole list.
+    // against a lagging server.
     t.ctx().resource_version_unavailable = true;
-    auto reason = state.replace_begun               ? restart_reason::continue_expired
-                  : kind == failure_kind::too_large ? restart_reason::resource_version_too_large
-                                                    : restart_reason::list_expired;
+    auto reason = kind == failure_kind::too_large ? restart_reason::resource_version_too_large
+                                                  : restart_reason::list_expired;
     return t.begin_list(reason);
   }
   auto reason = kind == failure_kind::throttled ? restart_reason::throttled
@@ -377,17 +453,35 @@ step_result on_list_failed(const listing& state, const list_failed& in, transiti
   return t.retry_later(backing_off::then::relist, reason, retry_after(in.cause));
 }
 
+// The timer of a page retry: fetch the same page again.
+step_result on_list_retry(const listing& state, transition& t) {
+  if (!state.retry_pending)
+    return t.finish(state);
+  listing next = state;
+  next.retry_pending = false;
+  if (state.continue_token.empty()) {
+    start_list again{state.session, state.resource_version, state.limit, state.reason};
+    again.retry = true;
+    t.emit(std::move(again));
+  } else {
+    t.emit(fetch_next_page{state.session, state.continue_token, state.limit});
+  }
+  return t.finish(std::move(next));
+}
+
 // ---- a watch that failed, in watching state ----
 
 step_result on_watch_failure(const failure& cause, bool io_error, transition& t) {
   switch (classify(cause)) {
   case failure_kind::expired:
     // Not marking the RV unavailable: a LIST at that RV is served from the watch cache and
-    // returns data at least that fresh (client-go does the same).
-    return t.relist(restart_reason::watch_expired);
+    // returns data at least that fresh (client-go does the same). The relist waits a backoff
+    // delay, as client-go's next ListAndWatch round does: a server answering every watch with
+    // 410 sees one LIST per delay, not back-to-back LIST+WATCH.
+    return t.retry_later(backing_off::then::relist, restart_reason::watch_expired);
   case failure_kind::too_large:
     t.ctx().resource_version_unavailable = true;
-    return t.relist(restart_reason::resource_version_too_large);
+    return t.retry_later(backing_off::then::relist, restart_reason::resource_version_too_large);
   case failure_kind::throttled:
     // The server is overloaded, not out of date: wait and re-watch, no relist.
     return t.retry_later(backing_off::then::rewatch, restart_reason::throttled, retry_after(cause));
@@ -408,21 +502,33 @@ step_result on_watch_closed(const watching&, const watch_closed& in, const watch
                             transition& t) {
   switch (in.how) {
   case watch_end::clean:
+    t.ctx().request_retries = 0;
+    // client-go's VeryShortWatchError ends the ListAndWatch round: back off, then relist.
     if (in.events == 0 && in.lived < config.short_watch)
-      return t.retry_later(backing_off::then::rewatch, restart_reason::short_watch);
+      return t.retry_later(backing_off::then::relist, restart_reason::short_watch);
     return t.rewatch(restart_reason::watch_ended);
   case watch_end::stalled:
     return t.rewatch(restart_reason::stalled);
   case watch_end::io_error:
+    // A stream that broke after it had delivered events ends like a clean close, as in
+    // client-go: re-watch at once. One that never delivered anything backs off first.
+    if (in.events > 0 && !in.cause.connection_refused)
+      return t.rewatch(restart_reason::io_error);
     return on_watch_failure(in.cause, true, t);
-  case watch_end::error_event:
   case watch_end::http_error:
+    // A 429 or 5xx with Retry-After: the same watch again after that delay, no relist.
+    if (t.may_retry_request(in.cause))
+      return t.retry_watch_request(retry_reason(in.cause),
+                                   retry_after(in.cause).value_or(milliseconds{0}));
+    break;
+  case watch_end::error_event:
     break;
   }
   return on_watch_failure(in.cause, false, t);
 }
 
 step_result on_watch_event(const watching& state, const watch_event_received& in, transition& t) {
+  t.ctx().request_retries = 0;
   switch (in.type) {
   case event_type::added:
   case event_type::modified:
@@ -448,10 +554,11 @@ step_result on_watch_event(const watching& state, const watch_event_received& in
 
 // ---- streaming list ----
 
+// For this round only: the next relist tries a streaming list again, as client-go's
+// ListAndWatch does each round.
 step_result fall_back_to_paged_list(const streaming_list& state, transition& t) {
   if (state.replace_begun)
     t.emit(abort_replace{state.session});
-  t.ctx().streaming = false;
   return t.begin_list(restart_reason::streaming_refused);
 }
 
@@ -559,6 +666,7 @@ step_result step(const watcher_state& state, const watcher_input& input,
           [&](const streaming_list& s, const watch_closed& in) {
             return on_streaming_closed(s, in, t);
           },
+          [&](const listing& s, const timer_fired&) { return on_list_retry(s, t); },
           [&](const backing_off& s, const timer_fired&) {
             return s.next == backing_off::then::relist ? t.relist(s.reason) : t.rewatch(s.reason);
           },

@@ -6,6 +6,36 @@
 //
 // Every request, stream and timer the machine starts carries a session id. Inputs whose session
 // is not the current one come from a cancelled or superseded I/O and are ignored.
+//
+// Against client-go (reflector.go, pager.go, rest/request.go and with_retry.go), failure by
+// failure:
+// - Rounds. A watch that ends in 410 Expired, 504 ResourceVersionTooLarge, another error Status,
+//   or closes within short_watch having delivered nothing (VeryShortWatchError) ends the round:
+//   back off, then relist. The delays are client-go's backoff manager (backoff.hpp: 0.8 s
+//   doubling to 30 s, each drawn from [d, 2d), reset after 2 minutes without a failure), so a
+//   server answering every watch with 410 sees one LIST per delay.
+// - Requests. A 429, or a 5xx carrying Retry-After, is retried as the same request after that
+//   delay: a list page with its continue token (the pages already received stay), a watch from
+//   the same resourceVersion (no relist). So is a list page whose connection was reset or closed
+//   early (at once). At most max_request_retries (10) times in a row; then the failure goes to
+//   the table above. A 503 without Retry-After on a watch relists after a backoff, as client-go.
+// - Lists. 410 or TooLarge on a list at a resourceVersion relists at once at "" (a consistent
+//   read), as client-go's list() does; at "" already, it backs off. A continue token that
+//   expired falls back to one unpaged list at the same resourceVersion (the pager's
+//   FullListIfExpired), so paging cannot fall behind compaction forever.
+// - Streaming lists (sendInitialEvents) resume from the last synced resourceVersion with
+//   NotOlderThan ("" at first and after Expired/TooLarge). Refused (4xx), or ended without the
+//   initial-events-end bookmark, they fall back to a paged LIST for that round only; the next
+//   round streams again.
+// - A watch stream that breaks after delivering events re-watches at once, as client-go's does.
+// Deliberately different:
+// - A watch that breaks before delivering anything (no bookmark either), or is refused,
+//   re-watches after a backoff delay; client-go re-watches a broken stream at once unless it
+//   lived under a second. A server that drops connections under load is not hit again at once.
+// - A watch that stays silent for stall_timeout is ended and re-watched: client-go relies on
+//   the server's timeoutSeconds alone, and a half-open TCP connection can hang it for hours.
+// - 429 on a list without Retry-After backs off and relists, as client-go; with Retry-After,
+//   the server's delay is honoured exactly rather than compounded with the backoff.
 
 #include "protocol/backoff.hpp"
 #include "protocol/decode.hpp"
@@ -31,6 +61,10 @@ struct watcher_config {
       180'000}; // the driver ends a watch silent for this long (bookmarks ~1/min)
   std::chrono::milliseconds short_watch{
       1'000}; // a watch ending this fast with no events is a failure
+  // Retries of one request before the failure goes to the decision table (client-go's
+  // rest.Request maxRetries): a 429 or 5xx carrying Retry-After, or, for a list page, a
+  // connection reset or closed early.
+  int max_request_retries = 10;
 };
 
 // Why a list or watch (re)starts, or why the machine waits: for logs and metrics.
@@ -57,6 +91,9 @@ struct failure {
   int http_code = 0;                   // 0 when no HTTP response arrived
   std::optional<status> server_status; // a Status body, or the payload of an ERROR event
   bool connection_refused = false;     // the connection was never established
+  // Reset, or closed by the peer before the response ended (client-go's IsConnectionReset and
+  // IsProbableEOF): a list page is fetched again at once.
+  bool connection_reset = false;
   std::optional<std::chrono::milliseconds> retry_after; // the Retry-After header
   std::string message;                                  // for logs
 };
@@ -124,6 +161,7 @@ struct start_list {
   std::string resource_version;
   std::optional<std::int64_t> limit;
   restart_reason reason = restart_reason::initial;
+  bool retry = false; // the same first page again after a request-level failure, not a new list
   bool operator==(const start_list&) const = default;
 };
 
@@ -226,6 +264,7 @@ struct watcher_context {
   bool streaming = false;        // streaming lists enabled and not (yet) refused
   bool synced = false;
   session_id last_session = 0; // the id most recently handed out
+  int request_retries = 0;     // request-level retries of the request in flight
   bool operator==(const watcher_context&) const = default;
 };
 
@@ -241,6 +280,8 @@ struct listing : watcher_context {
   std::optional<std::int64_t> limit;
   bool replace_begun = false; // a page arrived, so a failure must abort the snapshot
   restart_reason reason = restart_reason::initial;
+  std::string continue_token{}; // of the page in flight; empty: the first page
+  bool retry_pending = false;   // waiting for timer_fired{session} to fetch that page again
   bool operator==(const listing&) const = default;
 };
 

@@ -5,8 +5,10 @@
 namespace kinformer {
 
 std::string delta_line(const delta& d) {
+  // A sync (a resync, or an object a relist found unchanged) is never shown as an update.
   const char* type = d.type == delta_type::added     ? "ADDED"
                      : d.type == delta_type::deleted ? "DELETED"
+                     : d.type == delta_type::sync    ? "SYNC"
                                                      : "UPDATED";
   boost::json::object line;
   line["type"] = type;

@@ -700,6 +700,7 @@ api_result<list_result> storage::list(const list_request& request) {
   record.gvr = request.gvr;
   record.resource_version = request.resource_version;
   record.continued = !request.continue_token.empty();
+  record.continue_token = request.continue_token;
   record.limit = request.limit;
   record.received = std::chrono::steady_clock::now();
   auto result = list_unobserved(request);

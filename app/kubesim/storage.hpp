@@ -194,6 +194,7 @@ struct request_record {
   group_version_resource gvr;
   std::string resource_version; // as requested ("" for continue pages)
   bool continued = false;       // a list page requested with a continue token
+  std::string continue_token;   // that token
   std::int64_t limit = 0;
   bool send_initial_events = false;               // a watch asking for a streaming list
   int code = 200;                                 // 200, or the failure's HTTP code

@@ -332,7 +332,9 @@ struct operation {
   }
 
   std::uint64_t id = 0;
-  bool aborted = false;             // set on the I/O thread
+  bool aborted = false; // set on the I/O thread
+  // What the last socket failure was, for the caller's retry decision.
+  transport_failure transport = transport_failure::none;
   std::shared_ptr<connection> conn; // the connection in use, closed on abort
   asio::steady_timer wake;          // a paused watch waits on it for credit
 };
@@ -562,8 +564,24 @@ bhttp::request<bhttp::empty_body> api_client::impl::make_request(const std::stri
   return request;
 }
 
+namespace {
+
+transport_failure transport_of(const error_code& ec) {
+  if (ec == asio::error::connection_refused)
+    return transport_failure::refused;
+  if (ec == asio::error::connection_reset || ec == asio::error::eof ||
+      ec == asio::error::broken_pipe || ec == asio::error::connection_aborted ||
+      ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
+      ec == ssl::error::stream_truncated)
+    return transport_failure::reset;
+  return transport_failure::none;
+}
+
+} // namespace
+
 error api_client::impl::failure(const error_code& ec, operation& op, connection* conn,
                                 std::string_view what) {
+  op.transport = transport_of(ec);
   if (op.aborted || stopping)
     return make_error(errc::cancelled, "request cancelled");
   if (ec == beast::error::timeout)
@@ -736,6 +754,7 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
   untrack(*op);
   if (!response) {
     response_info info;
+    info.transport = op->transport;
     if (decode_failed) {
       info.http_status = 200; // the answer came, but its body is no List
       if (response.err().code == errc::status)
@@ -890,7 +909,9 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
   if (!opened) {
     observe(api_verb::watch, started, 0);
     const auto& err = opened.err();
-    close_watch(*s, watch_closed_info{close_reason_for(err.code), err.describe(), {}, 0});
+    watch_closed_info closed{close_reason_for(err.code), err.describe(), {}, 0};
+    closed.response.transport = s->transport;
+    close_watch(*s, std::move(closed));
     co_return;
   }
   auto conn = std::move(*opened);
@@ -905,7 +926,9 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
   if (ec) {
     observe(api_verb::watch, started, 0);
     const auto err = failure(ec, *s, conn.get(), "watch " + target);
-    close_watch(*s, watch_closed_info{close_reason_for(err.code), err.describe(), {}, 0});
+    watch_closed_info closed{close_reason_for(err.code), err.describe(), {}, 0};
+    closed.response.transport = s->transport;
+    close_watch(*s, std::move(closed));
     co_return;
   }
   s->control->last_activity = clock_type::now().time_since_epoch().count();

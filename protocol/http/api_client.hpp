@@ -70,8 +70,16 @@ struct client_options {
 };
 
 // What the server said about a request beyond its body.
+// How a request failed below HTTP, from the socket's error code (never from message text).
+enum class transport_failure {
+  none,
+  refused, // the connection was never established: nothing listens there
+  reset,   // reset, or closed by the peer before the response ended (EOF, broken pipe)
+};
+
 struct response_info {
-  int http_status = 0;                 // 0 when no response arrived (I/O, TLS, timeout)
+  int http_status = 0; // 0 when no response arrived (I/O, TLS, timeout)
+  transport_failure transport = transport_failure::none;
   std::optional<status> server_status; // the decoded Status, when a failure carried one
   // The Retry-After header (seconds or an HTTP-date, see protocol/retry_after.hpp), else
   // details.retryAfterSeconds; both held to [0, max_retry_after].

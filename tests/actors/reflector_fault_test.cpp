@@ -2,9 +2,14 @@
 // embedded simulator. tests/protocol/watcher_test.cpp proves what the state machine decides;
 // these prove the requests the reflector then makes (seen through the simulator's request
 // observer) and that the store converges:
-// - a continue token that expires between pages restarts the list from a consistent read;
-// - a server that refuses streaming lists gets a paged LIST and a WATCH instead;
-// - 429 with Retry-After holds the next attempt back at least that long.
+// - a continue token that expires between pages falls back to one unpaged list;
+// - a server that refuses streaming lists gets a paged LIST and a WATCH instead, each round;
+// - 429 (or 503) with Retry-After holds the next attempt back at least that long, and retries
+//   the same request: a page, or a watch from the same resourceVersion;
+// - thirty 410s in a row give one LIST per backoff delay;
+// - a relist without changes delivers nothing to a handler without resync.
+// With KINFORMER_FAULT_TABLE=FILE, each fault test appends a Markdown row of what the server saw
+// to FILE (the README's fault table is made that way).
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
@@ -26,8 +31,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <future>
+#include <map>
 #include <mutex>
+#include <thread>
 
 using namespace kinformer;
 using namespace std::chrono_literals;
@@ -156,6 +165,8 @@ private:
 struct fixture {
   request_log log;
   std::atomic<std::shared_ptr<request_gate>> gate_; // see hold_at()
+  // Called with every request, on the simulator's I/O thread (see on_each_request()).
+  std::atomic<std::shared_ptr<const std::function<void(const sim::request_record&)>>> hook_;
   sim::simulator server;
   std::shared_ptr<api_client> client;
   caf::actor_system_config cfg;
@@ -165,6 +176,8 @@ struct fixture {
   fixture() : server(options()) {
     server.store().observe_requests([this](const sim::request_record& r) {
       log.record(r);
+      if (auto h = hook_.load())
+        (*h)(r);
       if (auto g = gate_.load())
         g->on_request(r);
     });
@@ -198,6 +211,12 @@ struct fixture {
     gate_.store(std::make_shared<request_gate>(std::move(which)));
   }
   request_gate& gate() { return *gate_.load(); }
+
+  // From now on `hook` sees every request the simulator answers, after the answer is decided.
+  void on_each_request(std::function<void(const sim::request_record&)> hook) {
+    hook_.store(
+        std::make_shared<const std::function<void(const sim::request_record&)>>(std::move(hook)));
+  }
 
   sim::storage& store() { return server.store(); }
 
@@ -272,10 +291,31 @@ bool is_first_page(const sim::request_record& r) {
   return r.kind == request_verb::list && !r.continued;
 }
 
+// With KINFORMER_FAULT_TABLE set, appends one row of the README's fault table: the fault, what
+// the server saw, whether the informer converged, and what client-go does.
+void fault_row(const std::string& fault, const std::vector<sim::request_record>& records,
+               bool converged, const std::string& client_go) {
+  const char* file = std::getenv("KINFORMER_FAULT_TABLE");
+  if (!file)
+    return;
+  std::size_t lists = 0, pages = 0, watches = 0;
+  for (const auto& r : records) {
+    if (r.kind == request_verb::watch)
+      ++watches;
+    else if (r.continued)
+      ++pages;
+    else
+      ++lists;
+  }
+  std::ofstream out(file, std::ios::app);
+  out << "| " << fault << " | " << lists << " | " << pages << " | " << watches << " | "
+      << (converged ? "yes" : "**no**") << " | " << client_go << " |\n";
+}
+
 } // namespace
 
-TEST_CASE("a continue token expiring during the first paged list restarts it from a "
-          "consistent read") {
+TEST_CASE("a continue token expiring during the first paged list falls back to one unpaged "
+          "list at the same resourceVersion") {
   fixture f;
   for (int i = 0; i < 30; ++i)
     f.create(i);
@@ -294,18 +334,14 @@ TEST_CASE("a continue token expiring during the first paged list restarts it fro
   REQUIRE(rec.wait_for(synced));
   INFO(f.log.text());
   auto records = f.log.copy();
-  REQUIRE(records.size() >= 4);
-  // First page at "0", its continuation expired, then the whole list again at "" (a
-  // consistent read, never the watch cache's possibly stale "0"), still paged.
+  REQUIRE(records.size() >= 3);
+  // First page at "0", its continuation expired, then the whole list once, unpaged, at the
+  // same "0" (client-go's pager: paging cannot fall behind compaction again), then the watch.
   CHECK(describe(records[0]) == "list rv=\"0\" limit=7 -> 200");
   CHECK(describe(records[1]) == "list continue limit=7 -> 410");
-  CHECK(describe(records[2]) == "list rv=\"\" limit=7 -> 200");
-  // Every later page of that list succeeds, and then the watch starts from its snapshot.
-  std::size_t i = 3;
-  for (; i < records.size() && records[i].kind == request_verb::list; ++i)
-    CHECK(describe(records[i]) == "list continue limit=7 -> 200");
-  CHECK(i - 3 == 4); // 30 objects in pages of 7: four continuations
+  CHECK(describe(records[2]) == "list rv=\"0\" -> 200");
   REQUIRE(f.log.wait_for([](const auto& rs) { return count_of(rs, request_verb::watch) == 1; }));
+  CHECK(count_of(f.log.copy(), request_verb::list) == 3);
 
   // The aborted first page left nothing behind: one initial ADDED per object of the fresh list.
   auto deltas = rec.deltas_copy();
@@ -326,7 +362,8 @@ TEST_CASE("a continue token expiring during the first paged list restarts it fro
   check_store_matches(f, inf);
 }
 
-TEST_CASE("a continue token expiring during a relist restarts it, and deletes are inferred") {
+TEST_CASE("a continue token expiring during a relist falls back to an unpaged list, and "
+          "deletes are inferred") {
   fixture f;
   for (int i = 0; i < 30; ++i)
     f.create(i);
@@ -359,13 +396,13 @@ TEST_CASE("a continue token expiring during a relist restarts it, and deletes ar
   REQUIRE(expired_watch != records.end());
   REQUIRE(records.end() - expired_watch >= 4);
   // The relist starts at the last resourceVersion, paged (the server showed it pages); after
-  // the expired continuation it restarts at "".
+  // the expired continuation it lists once more at that resourceVersion, unpaged.
   CHECK(expired_watch[1].kind == request_verb::list);
   CHECK(expired_watch[1].resource_version == expired_watch->resource_version);
   CHECK(expired_watch[1].limit == 7);
   CHECK(describe(expired_watch[2]) == "list continue limit=7 -> 410");
-  CHECK(describe(expired_watch[3]) == "list rv=\"\" limit=7 -> 200");
-  CHECK(count_of(records, request_verb::list) > lists_before + 3);
+  CHECK(describe(expired_watch[3]) == "list rv=\"" + expired_watch->resource_version + "\" -> 200");
+  CHECK(count_of(records, request_verb::list) == lists_before + 3);
 
   // Deletes that happened unseen come out of the relist, marked final-state-unknown.
   auto deltas = rec.deltas_copy();
@@ -383,6 +420,8 @@ TEST_CASE("a continue token expiring during a relist restarts it, and deletes ar
   CHECK(stats.lists == 2);
   CHECK(stats.relists == 1);
   check_store_matches(f, inf);
+  fault_row("410 on the watch, then the relist's continue token expires (whole run)", records, true,
+            "back off, relist; the pager's one unpaged LIST at the same RV");
 }
 
 TEST_CASE("a server refusing streaming lists gets a paged LIST and WATCH, and the informer "
@@ -420,8 +459,8 @@ TEST_CASE("a server refusing streaming lists gets a paged LIST and WATCH, and th
   for (const auto& d : initial)
     CHECK(d.initial_list);
 
-  // Changes arrive through the fallback watch; a later relist (after a 410) stays a LIST: the
-  // refusal is remembered, not retried.
+  // Changes arrive through the fallback watch; a later relist (after a 410) tries a streaming
+  // list again, as client-go does each round, and falls back again.
   f.update(3, "changed");
   f.remove(4);
   REQUIRE(f.converges(rec));
@@ -440,14 +479,20 @@ TEST_CASE("a server refusing streaming lists gets a paged LIST and WATCH, and th
   INFO(f.log.text());
   auto records = f.log.copy();
   CHECK(std::count_if(records.begin(), records.end(),
-                      [](const auto& r) { return r.send_initial_events; }) == 1);
+                      [](const auto& r) { return r.send_initial_events; }) == 2);
   auto expired = std::find_if(records.begin(), records.end(), [](const auto& r) {
     return r.kind == request_verb::watch && r.code == 410;
   });
-  REQUIRE(expired + 1 < records.end());
-  CHECK(expired[1].kind == request_verb::list);
+  REQUIRE(expired + 2 < records.end());
+  CHECK(expired[1].send_initial_events);
+  CHECK(expired[1].code == 422);
+  // From the last synced resourceVersion, not "": a streaming relist is NotOlderThan it.
+  CHECK(expired[1].resource_version == expired->resource_version);
+  CHECK(expired[2].kind == request_verb::list);
   CHECK(rec.out_of_order().empty());
   check_store_matches(f, inf);
+  fault_row("streaming lists refused (422), sync and one relist", records, true,
+            "paged LIST for that round; the next round streams again");
 }
 
 TEST_CASE("streaming lists carry the initial state and relists without any LIST request") {
@@ -568,6 +613,8 @@ TEST_CASE("a watch answered 429 with Retry-After is re-watched no sooner than as
   CHECK(resumed->resource_version == throttled->resource_version);
   CHECK(rec.out_of_order().empty());
   check_store_matches(f, inf);
+  fault_row("429 with Retry-After: 1 on the watch (whole run)", records, true,
+            "the same watch again after Retry-After, no relist");
 }
 
 TEST_CASE("a streaming list answered 429 with Retry-After is retried no sooner than asked") {
@@ -589,6 +636,327 @@ TEST_CASE("a streaming list answered 429 with Retry-After is retried no sooner t
   CHECK(wait_after(records, 429, request_verb::watch) >= 1s);
   CHECK(count_of(records, request_verb::list) == 0);
   CHECK(rec.state_copy() == f.truth());
+}
+
+TEST_CASE("thirty watch 410s in a row: one LIST per backoff delay, and the informer converges") {
+  fixture f;
+  for (int i = 0; i < 10; ++i)
+    f.create(i);
+  auto c = f.config_maps_config();
+  c.retry.initial = 2ms; // client-go's 0.8 s doubling to 30 s, scaled down
+  c.retry.cap = 16ms;
+  delta_recorder rec;
+  auto inf = f.start(c, rec);
+  REQUIRE(rec.wait_for(synced));
+  REQUIRE(f.log.wait_for([](const auto& rs) { return count_of(rs, request_verb::watch) == 1; }));
+  const auto before = f.log.copy().size();
+
+  f.store().fail_next_watches(30);
+  f.server.drop_watches();
+  f.update(3, "during-the-410s");
+  auto after_the_410s = [](const std::vector<sim::request_record>& rs) {
+    auto failed = std::count_if(rs.begin(), rs.end(), [](const auto& r) { return r.code == 410; });
+    return failed == 30 && rs.back().kind == request_verb::watch && rs.back().code == 200;
+  };
+  REQUIRE(f.log.wait_for(after_the_410s, 30s));
+  f.create(50);
+  bool converged = f.converges(rec);
+  CHECK(converged);
+
+  INFO(f.log.text());
+  auto records = f.log.copy();
+  std::vector<sim::request_record> fault(records.begin() + static_cast<std::ptrdiff_t>(before),
+                                         records.end());
+  // Each 410 is followed by exactly one new LIST (a relist at the last resourceVersion; the
+  // server pages, so its continuation follows), and that LIST came no sooner than the backoff
+  // step allows: 2, 4, 8, then 16 ms (each delay is drawn from [d, 2d)).
+  std::size_t relists = 0;
+  auto step = 2ms;
+  for (std::size_t i = 0; i < fault.size(); ++i) {
+    if (fault[i].kind != request_verb::watch || fault[i].code != 410)
+      continue;
+    REQUIRE(i + 1 < fault.size());
+    CHECK(is_first_page(fault[i + 1]));
+    CHECK(fault[i + 1].received - fault[i].received >= step);
+    step = std::min<std::chrono::milliseconds>(step * 2, 16ms);
+    ++relists;
+  }
+  CHECK(relists == 30);
+  CHECK(std::count_if(fault.begin(), fault.end(), is_first_page) == 30);
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  CHECK(stats.relists_by_reason["watch_expired"] == 30);
+  CHECK(stats.retries >= 30);
+  CHECK(rec.out_of_order().empty());
+  check_store_matches(f, inf);
+  fault_row("30 watch 410 Expired in a row", fault, converged,
+            "one LIST per backoff delay (0.8 s doubling to 30 s, from [d, 2d))");
+}
+
+TEST_CASE("compaction outpacing paging: every continue token expires, and the informer syncs "
+          "with one unpaged list per round") {
+  fixture f;
+  for (int i = 0; i < 30; ++i)
+    f.create(i);
+  f.store().expire_next_continues(1000);
+  delta_recorder rec;
+  auto inf = f.start(f.config_maps_config(), rec);
+  REQUIRE(rec.wait_for(synced));
+  REQUIRE(f.log.wait_for([](const auto& rs) { return count_of(rs, request_verb::watch) == 1; }));
+  {
+    INFO(f.log.text());
+    auto records = f.log.copy();
+    CHECK(describe(records.at(0)) == "list rv=\"0\" limit=7 -> 200");
+    CHECK(describe(records.at(1)) == "list continue limit=7 -> 410");
+    CHECK(describe(records.at(2)) == "list rv=\"0\" -> 200");
+    CHECK(count_of(records, request_verb::list) == 3);
+  }
+  // A relist after a 410 on the watch goes the same way: one paged try, then one unpaged list.
+  f.store().fail_next_watches(1);
+  f.server.drop_watches();
+  f.remove(7);
+  bool converged = f.converges(rec);
+  CHECK(converged);
+  REQUIRE(f.log.wait_for([](const auto& rs) {
+    return std::count_if(rs.begin(), rs.end(), [](const auto& r) {
+             return r.kind == request_verb::watch && r.code == 200;
+           }) == 2;
+  }));
+  INFO(f.log.text());
+  auto records = f.log.copy();
+  CHECK(count_of(records, request_verb::list) == 6);
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  CHECK(stats.lists == 2);
+  check_store_matches(f, inf);
+  fault_row("every continue token expired (compaction outpaces paging), sync and one relist",
+            records, converged, "the pager's FullListIfExpired: one unpaged LIST at the same RV");
+}
+
+TEST_CASE("a 40-page list with 429 and Retry-After on a tenth of its pages re-fetches only "
+          "those pages") {
+  fixture f;
+  for (int i = 0; i < 200; ++i)
+    f.create(i);
+  auto c = f.config_maps_config();
+  c.watch.page_size = 5; // 40 pages
+  // The 6th, 16th, 26th and 36th page requests are answered 429 with Retry-After: 1, armed by
+  // the request before each.
+  auto answered = std::make_shared<std::atomic<int>>(0);
+  f.on_each_request([&f, answered](const sim::request_record& r) {
+    if (r.kind != request_verb::list || r.code != 200)
+      return;
+    int n = ++*answered;
+    if (n % 10 == 5)
+      f.store().fail_next_lists(1, 429, 1);
+  });
+  delta_recorder rec;
+  auto inf = f.start(c, rec);
+  REQUIRE(rec.wait_for(synced, 30s));
+  REQUIRE(f.log.wait_for([](const auto& rs) { return count_of(rs, request_verb::watch) == 1; }));
+  f.update(150, "after-sync");
+  bool converged = f.converges(rec);
+  CHECK(converged);
+
+  INFO(f.log.text());
+  auto records = f.log.copy();
+  CHECK(count_of(records, request_verb::list) == 44);
+  std::size_t throttled = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].code != 429)
+      continue;
+    ++throttled;
+    // The retry is the very same request: the same continue token, a second or more later.
+    REQUIRE(i + 1 < records.size());
+    CHECK(records[i + 1].kind == request_verb::list);
+    CHECK(records[i + 1].continue_token == records[i].continue_token);
+    CHECK(records[i + 1].code == 200);
+    CHECK(records[i + 1].received - records[i].received >= 1s);
+  }
+  CHECK(throttled == 4);
+  // Every page was fetched once successfully, and only the throttled ones twice.
+  std::map<std::string, int> fetched;
+  for (const auto& r : records)
+    if (r.kind == request_verb::list && r.code == 200)
+      ++fetched[r.continue_token];
+  CHECK(fetched.size() == 40);
+  for (const auto& [token, n] : fetched)
+    CHECK(n == 1);
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  CHECK(stats.lists == 1);
+  CHECK(stats.relists == 0);
+  check_store_matches(f, inf);
+  fault_row("429 with Retry-After: 1 on 4 of 40 list pages", records, converged,
+            "the same page again after Retry-After (rest.Request, at most 10 retries)");
+}
+
+TEST_CASE("a watch answered 503 with Retry-After re-watches from the same resourceVersion, "
+          "without a LIST") {
+  fixture f;
+  for (int i = 0; i < 10; ++i)
+    f.create(i);
+  delta_recorder rec;
+  auto inf = f.start(f.config_maps_config(), rec);
+  REQUIRE(rec.wait_for(synced));
+  REQUIRE(f.log.wait_for([](const auto& rs) { return count_of(rs, request_verb::watch) == 1; }));
+  const auto before = f.log.copy().size();
+  const auto lists_before = count_of(f.log.copy(), request_verb::list);
+
+  f.store().fail_next_watches(1, 503, 1);
+  f.server.drop_watches();
+  REQUIRE(f.log.wait_for([](const auto& rs) {
+    auto failed = std::find_if(rs.begin(), rs.end(), [](const auto& r) { return r.code == 503; });
+    return failed != rs.end() && std::any_of(failed + 1, rs.end(), [](const auto& r) {
+             return r.kind == request_verb::watch && r.code == 200;
+           });
+  }));
+  f.update(4, "after-503");
+  bool converged = f.converges(rec);
+  CHECK(converged);
+
+  INFO(f.log.text());
+  auto records = f.log.copy();
+  CHECK(count_of(records, request_verb::list) == lists_before);
+  CHECK(wait_after(records, 503, request_verb::watch) >= 1s);
+  auto failed =
+      std::find_if(records.begin(), records.end(), [](const auto& r) { return r.code == 503; });
+  auto resumed = std::find_if(failed + 1, records.end(),
+                              [](const auto& r) { return r.kind == request_verb::watch; });
+  REQUIRE(resumed != records.end());
+  CHECK(resumed->resource_version == failed->resource_version);
+  check_store_matches(f, inf);
+  fault_row("503 with Retry-After: 1 on the watch",
+            std::vector<sim::request_record>(records.begin() + static_cast<std::ptrdiff_t>(before),
+                                             records.end()),
+            converged, "the same watch again after Retry-After, no relist");
+}
+
+TEST_CASE("a forced relist with no changes delivers nothing to a handler without resync, and "
+          "sync deltas to one with a resync period") {
+  fixture f;
+  for (int i = 0; i < 12; ++i)
+    f.create(i);
+  delta_recorder plain, resyncing;
+  auto inf = f.start(f.config_maps_config(), plain);
+  handler_callbacks cb;
+  cb.on_delta = [&resyncing](const delta& d) { resyncing.record(d); };
+  cb.on_synced = [&resyncing] { resyncing.mark_synced(); };
+  subscription_options with_resync;
+  with_resync.resync_period = std::chrono::hours(1); // never due in this test
+  auto h = spawn_handler(*f.system, inf, std::move(cb), with_resync);
+  f.spawned.push_back(caf::actor_cast<caf::actor>(h));
+  REQUIRE(plain.wait_for(synced));
+  REQUIRE(resyncing.wait_for(synced));
+  REQUIRE(f.log.wait_for([](const auto& rs) { return count_of(rs, request_verb::watch) == 1; }));
+  const auto initial = plain.deltas_copy().size();
+  const auto before = f.log.copy().size();
+
+  f.store().fail_next_watches(1);
+  f.server.drop_watches();
+  REQUIRE(f.log.wait_for([](const auto& rs) {
+    auto failed = std::find_if(rs.begin(), rs.end(), [](const auto& r) { return r.code == 410; });
+    return failed != rs.end() && std::any_of(failed + 1, rs.end(), [](const auto& r) {
+             return r.kind == request_verb::watch && r.code == 200;
+           });
+  }));
+  // One change after the relist: once each handler has it, the relist's deltas (delivered
+  // before it, in order) are in too.
+  f.update(5, "after-relist");
+  bool converged = f.converges(plain);
+  CHECK(converged);
+  REQUIRE(f.converges(resyncing));
+
+  auto deltas = plain.deltas_copy();
+  REQUIRE(deltas.size() == initial + 1);
+  CHECK(deltas.back().type == delta_type::updated);
+  CHECK(deltas.back().object->key() == key_of(5));
+  auto resynced = resyncing.deltas_copy();
+  auto syncs = std::count_if(resynced.begin(), resynced.end(),
+                             [](const delta& d) { return d.type == delta_type::sync; });
+  CHECK(syncs == 12);
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  CHECK(stats.relists == 1);
+  INFO(f.log.text());
+  auto records = f.log.copy();
+  fault_row("410 on the watch, relist finds nothing changed",
+            std::vector<sim::request_record>(records.begin() + static_cast<std::ptrdiff_t>(before),
+                                             records.end()),
+            converged, "unchanged objects only to handlers whose resync is due");
+}
+
+TEST_CASE("a blocked handler counts every creation and every deletion once unblocked") {
+  // ReplicaSet and Job controllers count the creations and deletions they observe
+  // ("expectations"): a queue over its bound may merge updates, never hide either.
+  fixture f;
+  f.create(0);
+  auto inf = spawn_informer(*f.system, f.client, f.config_maps_config());
+  f.spawned.push_back(caf::actor_cast<caf::actor>(inf));
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::string, int> adds, deletes;
+  int deleted_total = 0;
+  bool synced_now = false;
+  std::atomic<bool> blocking{false};
+  std::promise<void> unblock;
+  std::shared_future<void> unblocked = unblock.get_future().share();
+  handler_callbacks cb;
+  cb.on_delta = [&](const delta& d) {
+    if (blocking.load())
+      unblocked.wait();
+    std::lock_guard lock(mutex);
+    auto key = d.object->key();
+    if (d.type == delta_type::added && !d.initial_list)
+      ++adds[key];
+    if (d.type == delta_type::deleted) {
+      ++deletes[key];
+      ++deleted_total;
+    }
+    changed.notify_all();
+  };
+  cb.on_synced = [&] {
+    std::lock_guard lock(mutex);
+    synced_now = true;
+    changed.notify_all();
+  };
+  subscription_options options;
+  options.queue_bound = 4; // far fewer than the 40 deltas that queue up
+  options.window = 1;      // one delta in flight to the handler at a time
+  options.max_batch = 1;
+  auto h = spawn_handler(*f.system, inf, std::move(cb), options);
+  f.spawned.push_back(caf::actor_cast<caf::actor>(h));
+  {
+    std::unique_lock lock(mutex);
+    REQUIRE(changed.wait_for(lock, 10s, [&] { return synced_now; }));
+  }
+
+  blocking = true; // the next delta holds the handler until unblocked
+  for (int i = 1; i <= 20; ++i) {
+    f.create(i);
+    f.remove(i);
+  }
+  // Every event is in the informer (and so in the handler's queue) before the handler goes on.
+  auto applied = [&] {
+    auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+    return stats.events_deleted == 20 && stats.events_added == 20;
+  };
+  for (int tries = 0; !applied(); ++tries) {
+    REQUIRE(tries < 1000);
+    std::this_thread::sleep_for(10ms);
+  }
+  blocking = false;
+  unblock.set_value();
+  {
+    std::unique_lock lock(mutex);
+    REQUIRE(changed.wait_for(lock, 10s, [&] { return deleted_total >= 20; }));
+  }
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  REQUIRE(stats.queues.size() == 1);
+  CHECK(stats.queues[0].over_bound > 0); // the bound was reached
+  std::lock_guard lock(mutex);
+  for (int i = 1; i <= 20; ++i) {
+    CHECK(adds[key_of(i)] == 1);
+    CHECK(deletes[key_of(i)] == 1);
+  }
+  CHECK(deleted_total == 20);
 }
 
 // ---- The simulator hooks these tests rely on, at the storage level ----

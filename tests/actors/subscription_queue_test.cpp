@@ -158,16 +158,20 @@ TEST_CASE("at the bound, deltas fold into the key's pending delta") {
     CHECK(out[0].type == delta_type::deleted);
     CHECK(out[0].object == v2);
   }
-  SECTION("added + deleted -> both dropped") {
+  SECTION("added + deleted is kept apart: a creation is never hidden") {
     q.push(make(delta_type::added, v1));
     fill(q);
-    q.push(make(delta_type::deleted, v2, v1));
-    CHECK(q.depth() == 2);
+    q.push(make(delta_type::updated, v2, v1)); // folds into the add
+    q.push(make(delta_type::deleted, v3, v2)); // appended after it
+    CHECK(q.depth() == 4);
+    CHECK(q.stats().over_bound == 1);
     auto out = drain(q);
-    REQUIRE(out.size() == 2);
-    for (const auto& d : out)
-      CHECK(d.object->meta().namespace_ == "filler");
-    CHECK(q.stats().coalesced == 2);
+    REQUIRE(out.size() == 4);
+    CHECK(out[0].type == delta_type::added);
+    CHECK(out[0].object == v2);
+    CHECK(out[3].type == delta_type::deleted);
+    CHECK(out[3].object == v3);
+    CHECK(q.stats().coalesced == 1);
   }
   SECTION("deleted + added is kept apart: a recreated object is a new identity") {
     q.push(make(delta_type::deleted, v1, v1));
@@ -175,16 +179,19 @@ TEST_CASE("at the bound, deltas fold into the key's pending delta") {
     q.push(make(delta_type::added, v2));
     CHECK(q.depth() == 4);
     CHECK(q.stats().over_bound == 1);
-    // Once pending, the re-add absorbs what follows it, and cancelling it leaves the delete.
+    // Once pending, the re-add absorbs the updates that follow it; its delete is appended.
     q.push(make(delta_type::updated, v3, v2));
     CHECK(q.depth() == 4);
     q.push(make(delta_type::deleted, v3, v3));
-    CHECK(q.depth() == 3);
+    CHECK(q.depth() == 5);
     auto out = drain(q);
-    REQUIRE(out.size() == 3);
+    REQUIRE(out.size() == 5);
     CHECK(out[0].type == delta_type::deleted);
     CHECK(out[0].object == v1);
-    CHECK(q.stats().coalesced == 3);
+    CHECK(out[3].type == delta_type::added);
+    CHECK(out[3].object == v3);
+    CHECK(out[4].type == delta_type::deleted);
+    CHECK(q.stats().coalesced == 1);
   }
   SECTION("deleted + deleted -> the later delete") {
     q.push(make(delta_type::deleted, v1, v1));
@@ -331,16 +338,50 @@ TEST_CASE("the queue counts the initial-list deltas still to deliver") {
   // At the bound: an update folds into the initial add, which stays initial...
   q.push(make(delta_type::updated, make_pod("ns", "a", "2"), a));
   CHECK(q.initial_pending() == 2);
-  // ...and a delete cancels it: nothing is left to deliver for that key.
+  // ...and a delete is queued after it: the initial add still has to be delivered.
   q.push(make(delta_type::deleted, make_pod("ns", "b", "2"), b));
-  CHECK(q.initial_pending() == 1);
-  q.grant(1);
+  CHECK(q.initial_pending() == 2);
+  q.grant(2);
   auto first = q.pop();
   REQUIRE(first);
   CHECK(first->initial_list);
   CHECK(first->object->meta().resource_version == "2");
+  CHECK(q.initial_pending() == 1);
+  auto second = q.pop();
+  REQUIRE(second);
+  CHECK(second->object == b);
   CHECK(q.initial_pending() == 0);
-  CHECK(q.depth() == 1);
+  CHECK(q.depth() == 2);
+  check_balance(q);
+}
+
+TEST_CASE("a blocked handler counts every creation and deletion once unblocked") {
+  // ReplicaSet and Job controllers count the creations and deletions they observe
+  // ("expectations"): coalescing may merge updates, never hide either.
+  subscription_queue q(4);
+  std::map<std::string, int> adds, deletes;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 50; ++i) {
+      auto name = "p" + std::to_string(i);
+      auto v1 = make_pod("ns", name, std::to_string(round * 10 + 1));
+      auto v2 = make_pod("ns", name, std::to_string(round * 10 + 2));
+      q.push(make(delta_type::added, v1));
+      q.push(make(delta_type::updated, v2, v1));
+      q.push(make(delta_type::deleted, v2, v2));
+    }
+  }
+  for (const auto& d : drain(q)) {
+    auto name = std::string(d.object->meta().name);
+    if (d.type == delta_type::added)
+      ++adds[name];
+    else if (d.type == delta_type::deleted)
+      ++deletes[name];
+  }
+  REQUIRE(adds.size() == 50);
+  for (const auto& [name, n] : adds) {
+    CHECK(n == 3);
+    CHECK(deletes[name] == 3);
+  }
   check_balance(q);
 }
 

@@ -456,6 +456,9 @@ TEST_CASE("broken responses and unreachable servers are errors, not crashes") {
     REQUIRE_FALSE(outcome.page->ok());
     CHECK(outcome.page->err().code == errc::io);
     CHECK(outcome.info.http_status == 0);
+    // Told apart by the socket's error code, which the reflector's retry decision reads.
+    if (std::string_view(path) != "/garbage")
+      CHECK(outcome.info.transport == transport_failure::reset);
   }
 
   unsigned short closed_port = 0;
@@ -469,11 +472,14 @@ TEST_CASE("broken responses and unreachable servers are errors, not crashes") {
   auto outcome = list_sync(*refused, request);
   REQUIRE_FALSE(outcome.page->ok());
   CHECK(outcome.page->err().code == errc::io);
+  CHECK(outcome.info.transport == transport_failure::refused);
   watch_log log;
   watch_request watch;
   watch.path = "/api/v1/pods";
   refused->watch(watch, log.callbacks());
-  CHECK(log.wait_closed().reason == watch_close_reason::io_error);
+  auto closed = log.wait_closed();
+  CHECK(closed.reason == watch_close_reason::io_error);
+  CHECK(closed.response.transport == transport_failure::refused);
 }
 
 TEST_CASE("a small body limit fails a list whose items are larger as too_large") {

@@ -29,9 +29,9 @@ struct StringMaker<watcher_state> {
 namespace {
 
 // With the random source fixed at 0.5: timeoutSeconds = 300 + floor(0.5 * 301) = 450, and the
-// first backoff delay is half of 0.8 s.
+// first backoff delay is 1.5 times client-go's first step of 0.8 s (drawn from [d, 2d)).
 constexpr auto timeout = 450s;
-constexpr auto first_delay = 400ms;
+constexpr auto first_delay = 1200ms;
 const watch_clock::time_point t0{};
 
 status make_status(int code, std::string reason, std::vector<std::string> causes = {},
@@ -63,6 +63,7 @@ failure refused() {
 }
 failure reset_by_peer() {
   failure f;
+  f.connection_reset = true;
   f.message = "connection reset by peer";
   return f;
 }
@@ -146,6 +147,21 @@ const auto after_list = synced_at("100", 2); // listed at 100, watch session 2 o
 const auto unavailable = [](watcher_context& c) { c.resource_version_unavailable = true; };
 const auto paginating = [](watcher_context& c) { c.server_paginates = true; };
 const auto streaming = [](watcher_context& c) { c.streaming = true; };
+const auto retried = [](int n) { return [n](watcher_context& c) { c.request_retries = n; }; };
+
+// A listing state waiting to fetch `continue_token` (or the first page) again.
+listing retrying(watcher_context ctx, session_id session, std::string continue_token,
+                 bool replace_begun) {
+  listing l{std::move(ctx), session, "0", 500, replace_begun, restart_reason::initial};
+  l.continue_token = std::move(continue_token);
+  l.retry_pending = true;
+  return l;
+}
+listing paging_at(watcher_context ctx, session_id session, std::string continue_token) {
+  listing l{std::move(ctx), session, "0", 500, true, restart_reason::initial};
+  l.continue_token = std::move(continue_token);
+  return l;
+}
 
 } // namespace
 
@@ -182,7 +198,7 @@ TEST_CASE("start: the first list reads the watch cache, paged") {
 
 TEST_CASE("listing: pages build one replace, the last page completes it") {
   const listing first{fresh(1), 1, "0", 500, false, restart_reason::initial};
-  const listing paging{adjusted(fresh(1), paginating), 1, "0", 500, true, restart_reason::initial};
+  const listing paging = paging_at(adjusted(fresh(1), paginating), 1, "tok-1");
   check_rows({
       {"a single page: replace, synced, watch from its RV",
        first,
@@ -198,7 +214,7 @@ TEST_CASE("listing: pages build one replace, the last page completes it") {
       {"a middle page adds without beginning again",
        paging,
        list_page_received{1, "100", "tok-2", 500},
-       paging,
+       paging_at(adjusted(fresh(1), paginating), 1, "tok-2"),
        {add_to_replace{1, 500}, fetch_next_page{1, "tok-2", 500}}},
       {"the last page completes the replace",
        paging,
@@ -251,12 +267,11 @@ TEST_CASE("listing: Expired and TooLarge relist at once with a consistent read")
        list_failed{3, http(504, make_status(504, "Timeout"))},
        backing_off{synced_at("100", 4), 4, backing_off::then::relist, restart_reason::server_error},
        {schedule_retry{4, first_delay, restart_reason::server_error}}},
-      {"continue token expired mid-paging: abort, full list at RV \"\"",
-       listing{fresh(1), 1, "0", 500, true, restart_reason::initial},
+      {"continue token expired mid-paging: abort, one unpaged list at the same RV (the pager)",
+       paging_at(fresh(1), 1, "tok-3"),
        list_failed{1, http(410, expired)},
-       listing{adjusted(fresh(2), unavailable), 2, "", 500, false,
-               restart_reason::continue_expired},
-       {abort_replace{1}, start_list{2, "", 500, restart_reason::continue_expired}}},
+       listing{fresh(2), 2, "0", std::nullopt, false, restart_reason::continue_expired},
+       {abort_replace{1}, start_list{2, "0", std::nullopt, restart_reason::continue_expired}}},
       {"a consistent read answered with 410 backs off instead of spinning",
        listing{consistent, 4, "", 500, false, restart_reason::list_expired},
        list_failed{4, http(410)},
@@ -277,18 +292,18 @@ TEST_CASE("listing: other failures back off, then relist") {
        list_failed{1, http(500, internal)},
        waiting(restart_reason::server_error),
        {schedule_retry{2, first_delay, restart_reason::server_error}}},
-      {"429 honours Retry-After",
+      {"429 without Retry-After backs off",
        first,
-       list_failed{1, http(429, std::nullopt, 5s)},
+       list_failed{1, http(429)},
        waiting(restart_reason::throttled),
-       {schedule_retry{2, 5s, restart_reason::throttled}}},
+       {schedule_retry{2, first_delay, restart_reason::throttled}}},
       {"connection refused",
        first,
        list_failed{1, refused()},
        waiting(restart_reason::connection_refused),
        {schedule_retry{2, first_delay, restart_reason::connection_refused}}},
-      {"reset mid-body",
-       first,
+      {"a reset after ten retries of the request backs off",
+       listing{adjusted(fresh(1), retried(10)), 1, "0", 500, false, restart_reason::initial},
        list_failed{1, reset_by_peer()},
        waiting(restart_reason::io_error),
        {schedule_retry{2, first_delay, restart_reason::io_error}}},
@@ -296,6 +311,57 @@ TEST_CASE("listing: other failures back off, then relist") {
        listing{fresh(1), 1, "0", 500, true, restart_reason::initial},
        list_failed{1, http(500)},
        waiting(restart_reason::server_error),
+       {abort_replace{1}, schedule_retry{2, first_delay, restart_reason::server_error}}},
+  });
+}
+
+TEST_CASE("listing: a page is retried as a request, without a relist (client-go's rest retry)") {
+  const listing first{fresh(1), 1, "0", 500, false, restart_reason::initial};
+  const listing third_page = paging_at(fresh(1), 1, "tok-2");
+  check_rows({
+      {"429 with Retry-After on the first page: the same request after the delay",
+       first,
+       list_failed{1, http(429, std::nullopt, 5s)},
+       retrying(adjusted(fresh(1), retried(1)), 1, "", false),
+       {schedule_retry{1, 5s, restart_reason::throttled}}},
+      {"503 with Retry-After on a later page: that page again, the snapshot kept",
+       third_page,
+       list_failed{1, http(503, std::nullopt, 1s)},
+       retrying(adjusted(fresh(1), retried(1)), 1, "tok-2", true),
+       {schedule_retry{1, 1s, restart_reason::server_error}}},
+      {"a connection reset mid-page: that page again at once",
+       third_page,
+       list_failed{1, reset_by_peer()},
+       retrying(adjusted(fresh(1), retried(1)), 1, "tok-2", true),
+       {schedule_retry{1, 0ms, restart_reason::io_error}}},
+      {"the timer fetches the same continue token",
+       retrying(adjusted(fresh(1), retried(1)), 1, "tok-2", true),
+       timer_fired{1},
+       paging_at(adjusted(fresh(1), retried(1)), 1, "tok-2"),
+       {fetch_next_page{1, "tok-2", 500}}},
+      {"the timer repeats the first page, marked as a retry (no new list)",
+       retrying(adjusted(fresh(1), retried(1)), 1, "", false),
+       timer_fired{1},
+       listing{adjusted(fresh(1), retried(1)), 1, "0", 500, false, restart_reason::initial},
+       {[] {
+         start_list again{1, "0", 500, restart_reason::initial};
+         again.retry = true;
+         return again;
+       }()}},
+      {"a page that arrives resets the count",
+       paging_at(adjusted(fresh(1), retried(3)), 1, "tok-2"),
+       list_page_received{1, "100", "tok-3", 500},
+       paging_at(adjusted(fresh(1), paginating), 1, "tok-3"),
+       {add_to_replace{1, 500}, fetch_next_page{1, "tok-3", 500}}},
+      {"the eleventh failure goes to the state machine: abort, back off, relist",
+       paging_at(adjusted(fresh(1), retried(10)), 1, "tok-2"),
+       list_failed{1, http(503, std::nullopt, 1s)},
+       backing_off{fresh(2), 2, backing_off::then::relist, restart_reason::server_error},
+       {abort_replace{1}, schedule_retry{2, first_delay, restart_reason::server_error}}},
+      {"a 500 without Retry-After is not retried as a request",
+       third_page,
+       list_failed{1, http(500, internal)},
+       backing_off{fresh(2), 2, backing_off::then::relist, restart_reason::server_error},
        {abort_replace{1}, schedule_retry{2, first_delay, restart_reason::server_error}}},
   });
 }
@@ -330,6 +396,24 @@ TEST_CASE("backing off: the timer relists or re-watches") {
        timer_fired{2},
        streaming_list{adjusted(fresh(3), streaming), 3, false, restart_reason::throttled},
        {streaming_watch(3, restart_reason::throttled)}},
+      {"a streaming relist resumes from the last synced RV (NotOlderThan)",
+       backing_off{adjusted(synced_at("100", 4), streaming), 4, backing_off::then::relist,
+                   restart_reason::watch_expired},
+       timer_fired{4},
+       streaming_list{adjusted(synced_at("100", 5), streaming), 5, false,
+                      restart_reason::watch_expired},
+       {[] {
+         auto w = streaming_watch(5, restart_reason::watch_expired);
+         w.resource_version = "100";
+         return w;
+       }()}},
+      {"...or from \"\" once that RV is unavailable",
+       backing_off{adjusted(adjusted(synced_at("100", 4), streaming), unavailable), 4,
+                   backing_off::then::relist, restart_reason::resource_version_too_large},
+       timer_fired{4},
+       streaming_list{adjusted(adjusted(synced_at("100", 5), streaming), unavailable), 5, false,
+                      restart_reason::resource_version_too_large},
+       {streaming_watch(5, restart_reason::resource_version_too_large)}},
       {"a stale timer is ignored",
        backing_off{synced_at("100", 4), 4, backing_off::then::rewatch, restart_reason::throttled},
        timer_fired{3},
@@ -370,60 +454,85 @@ TEST_CASE("watching: events apply, bookmarks only move the RV") {
   });
 }
 
-TEST_CASE("watching: 410 relists, TooLarge relists consistently") {
+TEST_CASE("watching: 410 and TooLarge relist after a backoff (a new ListAndWatch round)") {
   const watching open{after_list, 2};
+  const auto relist_later = [](restart_reason reason, watcher_context ctx = synced_at("100", 3)) {
+    return backing_off{std::move(ctx), 3, backing_off::then::relist, reason};
+  };
   check_rows({
-      {"ERROR Expired: relist at the last RV (served from the watch cache)",
+      {"ERROR Expired: back off, then relist at the last RV (served from the watch cache)",
        open,
        error_event(2, expired),
-       listing{synced_at("100", 3), 3, "100", std::nullopt, false, restart_reason::watch_expired},
-       {stop_io{2}, start_list{3, "100", std::nullopt, restart_reason::watch_expired}}},
+       relist_later(restart_reason::watch_expired),
+       {stop_io{2}, schedule_retry{3, first_delay, restart_reason::watch_expired}}},
       {"ERROR Gone (older servers) is the same",
        open,
        error_event(2, gone),
-       listing{synced_at("100", 3), 3, "100", std::nullopt, false, restart_reason::watch_expired},
-       {stop_io{2}, start_list{3, "100", std::nullopt, restart_reason::watch_expired}}},
+       relist_later(restart_reason::watch_expired),
+       {stop_io{2}, schedule_retry{3, first_delay, restart_reason::watch_expired}}},
       {"HTTP 410 on the watch request",
        open,
        closed(2, watch_end::http_error, http(410)),
-       listing{synced_at("100", 3), 3, "100", std::nullopt, false, restart_reason::watch_expired},
-       {start_list{3, "100", std::nullopt, restart_reason::watch_expired}}},
+       relist_later(restart_reason::watch_expired),
+       {schedule_retry{3, first_delay, restart_reason::watch_expired}}},
       {"an ERROR event reported as the close is the same",
        open,
        closed(2, watch_end::error_event, http(0, expired)),
-       listing{synced_at("100", 3), 3, "100", std::nullopt, false, restart_reason::watch_expired},
-       {start_list{3, "100", std::nullopt, restart_reason::watch_expired}}},
-      {"ERROR ResourceVersionTooLarge: relist with RV \"\"",
+       relist_later(restart_reason::watch_expired),
+       {schedule_retry{3, first_delay, restart_reason::watch_expired}}},
+      {"ERROR ResourceVersionTooLarge: back off, then relist with RV \"\"",
        open,
        error_event(2, too_large),
-       listing{adjusted(synced_at("100", 3), unavailable), 3, "", 500, false,
-               restart_reason::resource_version_too_large},
-       {stop_io{2}, start_list{3, "", 500, restart_reason::resource_version_too_large}}},
-      {"with streaming lists the relist is a streaming watch",
+       relist_later(restart_reason::resource_version_too_large,
+                    adjusted(synced_at("100", 3), unavailable)),
+       {stop_io{2}, schedule_retry{3, first_delay, restart_reason::resource_version_too_large}}},
+      {"the timer then relists at the last RV",
+       relist_later(restart_reason::watch_expired),
+       timer_fired{3},
+       listing{synced_at("100", 4), 4, "100", std::nullopt, false, restart_reason::watch_expired},
+       {start_list{4, "100", std::nullopt, restart_reason::watch_expired}}},
+      {"with streaming lists the relist after the backoff is a streaming watch",
        watching{adjusted(after_list, streaming), 2},
        error_event(2, expired),
-       streaming_list{adjusted(synced_at("100", 3), streaming), 3, false,
-                      restart_reason::watch_expired},
-       {stop_io{2}, streaming_watch(3, restart_reason::watch_expired)}},
+       relist_later(restart_reason::watch_expired, adjusted(synced_at("100", 3), streaming)),
+       {stop_io{2}, schedule_retry{3, first_delay, restart_reason::watch_expired}}},
   });
 }
 
-TEST_CASE("watching: throttling and refusals re-watch after a backoff, no relist") {
+TEST_CASE("watching: throttling, refusals and broken streams re-watch, no relist") {
   const watching open{after_list, 2};
   const auto rewatch_later = [](restart_reason reason) {
     return backing_off{synced_at("100", 3), 3, backing_off::then::rewatch, reason};
   };
   check_rows({
-      {"HTTP 429 with Retry-After",
+      {"HTTP 429 with Retry-After: the same watch after it (a request retry)",
        open,
        closed(2, watch_end::http_error, http(429, std::nullopt, 7s)),
-       rewatch_later(restart_reason::throttled),
+       backing_off{adjusted(synced_at("100", 3), retried(1)), 3, backing_off::then::rewatch,
+                   restart_reason::throttled},
        {schedule_retry{3, 7s, restart_reason::throttled}}},
       {"429 Status with details.retryAfterSeconds",
        open,
        closed(2, watch_end::http_error, http(429, make_status(429, "TooManyRequests", {}, 3))),
-       rewatch_later(restart_reason::throttled),
+       backing_off{adjusted(synced_at("100", 3), retried(1)), 3, backing_off::then::rewatch,
+                   restart_reason::throttled},
        {schedule_retry{3, 3s, restart_reason::throttled}}},
+      {"HTTP 503 with Retry-After: re-watch after it, no relist",
+       open,
+       closed(2, watch_end::http_error, http(503, std::nullopt, 1s)),
+       backing_off{adjusted(synced_at("100", 3), retried(1)), 3, backing_off::then::rewatch,
+                   restart_reason::server_error},
+       {schedule_retry{3, 1s, restart_reason::server_error}}},
+      {"the eleventh 503 with Retry-After: back off, then relist",
+       watching{adjusted(after_list, retried(10)), 2},
+       closed(2, watch_end::http_error, http(503, std::nullopt, 1s)),
+       backing_off{synced_at("100", 3), 3, backing_off::then::relist, restart_reason::server_error},
+       {schedule_retry{3, first_delay, restart_reason::server_error}}},
+      {"HTTP 429 without Retry-After: back off, re-watch",
+       open,
+       closed(2, watch_end::http_error, http(429)),
+       rewatch_later(restart_reason::throttled),
+       {schedule_retry{3, first_delay, restart_reason::throttled}}},
       {"ERROR TooManyRequests asking for a day waits at most an hour",
        open,
        error_event(2, make_status(429, "TooManyRequests", {}, 86400)),
@@ -439,9 +548,14 @@ TEST_CASE("watching: throttling and refusals re-watch after a backoff, no relist
        closed(2, watch_end::io_error, refused(), 0ms, 0),
        rewatch_later(restart_reason::connection_refused),
        {schedule_retry{3, first_delay, restart_reason::connection_refused}}},
-      {"reset mid-stream",
+      {"reset mid-stream after events: re-watch at once, as client-go",
        open,
        closed(2, watch_end::io_error, reset_by_peer()),
+       watching{synced_at("100", 3), 3},
+       {watch_at(3, "100", restart_reason::io_error)}},
+      {"reset before any event: back off first",
+       open,
+       closed(2, watch_end::io_error, reset_by_peer(), 30s, 0),
        rewatch_later(restart_reason::io_error),
        {schedule_retry{3, first_delay, restart_reason::io_error}}},
   });
@@ -455,10 +569,10 @@ TEST_CASE("watching: clean ends, short watches, stalls and server errors") {
        closed(2, watch_end::clean, {}, 450s, 10),
        watching{synced_at("100", 3), 3},
        {watch_at(3, "100", restart_reason::watch_ended)}},
-      {"closing within 1 s with no events is an error: back off",
+      {"closing within 1 s with no events is an error: back off, then relist (client-go)",
        open,
        closed(2, watch_end::clean, {}, 200ms, 0),
-       backing_off{synced_at("100", 3), 3, backing_off::then::rewatch, restart_reason::short_watch},
+       backing_off{synced_at("100", 3), 3, backing_off::then::relist, restart_reason::short_watch},
        {schedule_retry{3, first_delay, restart_reason::short_watch}}},
       {"a fast close that delivered an event is fine",
        open,
@@ -483,6 +597,11 @@ TEST_CASE("watching: clean ends, short watches, stalls and server errors") {
       {"HTTP 403 on the watch: back off, then relist",
        open,
        closed(2, watch_end::http_error, http(403)),
+       backing_off{synced_at("100", 3), 3, backing_off::then::relist, restart_reason::server_error},
+       {schedule_retry{3, first_delay, restart_reason::server_error}}},
+      {"HTTP 503 without Retry-After: back off, then relist (client-go)",
+       open,
+       closed(2, watch_end::http_error, http(503)),
        backing_off{synced_at("100", 3), 3, backing_off::then::relist, restart_reason::server_error},
        {schedule_retry{3, first_delay, restart_reason::server_error}}},
       {"a close of a superseded stream is ignored", open, closed(1, watch_end::clean), open, {}},
@@ -528,11 +647,13 @@ TEST_CASE("streaming list: initial events are the snapshot, the end bookmark com
   });
 }
 
-TEST_CASE("streaming list: refused servers fall back to paged LIST for good") {
+TEST_CASE("streaming list: refused servers fall back to paged LIST for the round") {
   const auto ctx = adjusted(fresh(1), streaming);
   const streaming_list opened{ctx, 1, false, restart_reason::initial};
   const streaming_list collecting{ctx, 1, true, restart_reason::initial};
-  const listing paged{fresh(2), 2, "0", 500, false, restart_reason::streaming_refused};
+  // Still streaming: the next round tries a streaming list again, as client-go does.
+  const listing paged{adjusted(fresh(2), streaming),    2, "0", 500, false,
+                      restart_reason::streaming_refused};
   check_rows({
       {"HTTP 422 on the watch",
        opened,
@@ -643,20 +764,23 @@ TEST_CASE("a whole run: paged list, watch, 410, relist, throttled re-watch") {
   feed(event(2, event_type::bookmark, "15"));
   CHECK(context_of(state).last_resource_version == "15");
 
-  // The watch cache compacted past 15: relist at 15, and paging stays on because the first
-  // list came back paged.
+  // The watch cache compacted past 15: after a backoff, relist at 15, and paging stays on
+  // because the first list came back paged.
   CHECK(feed(error_event(2, expired)) ==
         std::vector<watcher_action>{stop_io{2},
-                                    start_list{3, "15", 2, restart_reason::watch_expired}});
+                                    schedule_retry{3, 1200ms, restart_reason::watch_expired}});
   // Late lines of the stopped stream change nothing.
   CHECK(feed(event(2, event_type::added, "16")).empty());
-  CHECK(feed(list_page_received{3, "20", "", 0}) ==
-        std::vector<watcher_action>{begin_replace{3}, add_to_replace{3, 0},
-                                    complete_replace{3, "20"},
-                                    watch_at(4, "20", restart_reason::list_complete)});
-  CHECK(feed(closed(4, watch_end::http_error, http(429))) ==
-        std::vector<watcher_action>{schedule_retry{5, 400ms, restart_reason::throttled}});
-  CHECK(feed(timer_fired{5}) ==
-        std::vector<watcher_action>{watch_at(6, "20", restart_reason::throttled)});
+  CHECK(feed(timer_fired{3}) ==
+        std::vector<watcher_action>{start_list{4, "15", 2, restart_reason::watch_expired}});
+  CHECK(feed(list_page_received{4, "20", "", 0}) ==
+        std::vector<watcher_action>{begin_replace{4}, add_to_replace{4, 0},
+                                    complete_replace{4, "20"},
+                                    watch_at(5, "20", restart_reason::list_complete)});
+  // The second backoff of the sequence: 1.6 s, drawn from [1.6, 3.2).
+  CHECK(feed(closed(5, watch_end::http_error, http(429))) ==
+        std::vector<watcher_action>{schedule_retry{6, 2400ms, restart_reason::throttled}});
+  CHECK(feed(timer_fired{6}) ==
+        std::vector<watcher_action>{watch_at(7, "20", restart_reason::throttled)});
   CHECK(std::string(state_name(state)) == "watching");
 }
