@@ -215,6 +215,13 @@ void add_builtin_control_routes(simulator& sim) {
                           sim.set_latency(std::chrono::milliseconds(*ms));
                           return control_ok();
                         }));
+  // How many watch streams are open now (answered 200 and not yet ended).
+  sim.add_control_route("/sim/watches", [&sim](const control_request& req) {
+    if (req.method != "GET")
+      return control_error(method_not_allowed());
+    json::object out{{"open", sim.open_watches()}};
+    return control_response{200, "application/json", json::serialize(out)};
+  });
   sim.add_control_route("/sim/truth", [&sim](const control_request& req) {
     if (req.method != "GET")
       return control_error(method_not_allowed());
