@@ -291,6 +291,17 @@ bool is_first_page(const sim::request_record& r) {
   return r.kind == request_verb::list && !r.continued;
 }
 
+// A request log predicate: a request was answered `code`, and a watch opened (200) after it.
+auto watch_open_after(int code) {
+  return [code](const std::vector<sim::request_record>& rs) {
+    auto failed =
+        std::find_if(rs.begin(), rs.end(), [code](const auto& r) { return r.code == code; });
+    return failed != rs.end() && std::any_of(failed + 1, rs.end(), [](const auto& r) {
+             return r.kind == request_verb::watch && r.code == 200;
+           });
+  };
+}
+
 // With KINFORMER_FAULT_TABLE set, appends one row of the README's fault table: the fault, what
 // the server saw, whether the informer converged, and what client-go does.
 void fault_row(const std::string& fault, const std::vector<sim::request_record>& records,
@@ -467,14 +478,7 @@ TEST_CASE("a server refusing streaming lists gets a paged LIST and WATCH, and th
   f.store().fail_next_watches(1);
   f.server.drop_watches();
   f.create(50);
-  REQUIRE(f.log.wait_for([](const auto& rs) {
-    auto expired = std::find_if(rs.begin(), rs.end(), [](const auto& r) {
-      return r.kind == request_verb::watch && r.code == 410;
-    });
-    return expired != rs.end() && std::any_of(expired + 1, rs.end(), [](const auto& r) {
-             return r.kind == request_verb::watch && r.code == 200;
-           });
-  }));
+  REQUIRE(f.log.wait_for(watch_open_after(410)));
   REQUIRE(f.converges(rec));
   INFO(f.log.text());
   auto records = f.log.copy();
@@ -590,13 +594,7 @@ TEST_CASE("a watch answered 429 with Retry-After is re-watched no sooner than as
 
   f.store().fail_next_watches(1, 429, 1);
   f.server.drop_watches();
-  REQUIRE(f.log.wait_for([](const auto& rs) {
-    auto throttled =
-        std::find_if(rs.begin(), rs.end(), [](const auto& r) { return r.code == 429; });
-    return throttled != rs.end() && std::any_of(throttled + 1, rs.end(), [](const auto& r) {
-             return r.kind == request_verb::watch && r.code == 200;
-           });
-  }));
+  REQUIRE(f.log.wait_for(watch_open_after(429)));
   f.update(7, "after-throttle");
   REQUIRE(f.converges(rec));
 
@@ -802,12 +800,7 @@ TEST_CASE("a watch answered 503 with Retry-After re-watches from the same resour
 
   f.store().fail_next_watches(1, 503, 1);
   f.server.drop_watches();
-  REQUIRE(f.log.wait_for([](const auto& rs) {
-    auto failed = std::find_if(rs.begin(), rs.end(), [](const auto& r) { return r.code == 503; });
-    return failed != rs.end() && std::any_of(failed + 1, rs.end(), [](const auto& r) {
-             return r.kind == request_verb::watch && r.code == 200;
-           });
-  }));
+  REQUIRE(f.log.wait_for(watch_open_after(503)));
   f.update(4, "after-503");
   bool converged = f.converges(rec);
   CHECK(converged);
@@ -851,12 +844,7 @@ TEST_CASE("a forced relist with no changes delivers nothing to a handler without
 
   f.store().fail_next_watches(1);
   f.server.drop_watches();
-  REQUIRE(f.log.wait_for([](const auto& rs) {
-    auto failed = std::find_if(rs.begin(), rs.end(), [](const auto& r) { return r.code == 410; });
-    return failed != rs.end() && std::any_of(failed + 1, rs.end(), [](const auto& r) {
-             return r.kind == request_verb::watch && r.code == 200;
-           });
-  }));
+  REQUIRE(f.log.wait_for(watch_open_after(410)));
   // One change after the relist: once each handler has it, the relist's deltas (delivered
   // before it, in order) are in too.
   f.update(5, "after-relist");
