@@ -125,11 +125,14 @@ std::vector<delta> initial_deltas(const store_snapshot& snap) {
 store::store(store_options options)
     : objects_(options.shard_count), indexes_(options.index_shard_count) {}
 
-object_ptr store::put(const object_ptr& obj) {
+object_ptr store::put(const object_ptr& obj, bool listed) {
   auto& shard = objects_.mutable_shard_for(obj->key());
-  auto it = shard.find(obj->key());
-  if (it == shard.end()) {
-    shard.insert(store_entry{obj});
+  // One lookup: the insert finds the entry already stored under the key, if any.
+  auto [it, inserted] = shard.insert(store_entry{obj});
+  if (listed ||
+      (replacing_ && !listed_then_removed_.empty() && listed_then_removed_.contains(obj->key())))
+    it->listed_in = replace_number_;
+  if (inserted) {
     ++size_;
     indexes_.on_add(*obj);
     return nullptr;
@@ -146,6 +149,8 @@ object_ptr store::remove(std::string_view key) {
   if (it == shard.end())
     return nullptr;
   object_ptr old = it->object;
+  if (replacing_ && it->listed_in == replace_number_)
+    listed_then_removed_.emplace(key);
   shard.erase(it);
   --size_;
   indexes_.on_delete(*old);
@@ -193,7 +198,10 @@ std::vector<delta> store::replace(const std::vector<object_ptr>& items,
 }
 
 void store::begin_replace() {
-  listed_.clear();
+  listed_then_removed_.clear();
+  // Numbers start at 1, so that no entry (0 until listed) counts as listed by a new replace.
+  if (++replace_number_ == 0)
+    ++replace_number_;
   replacing_ = true;
 }
 
@@ -206,14 +214,16 @@ std::vector<delta> store::replace_batch(const std::vector<object_ptr>& items) {
   for (const auto& obj : items) {
     if (!obj)
       continue;
-    object_ptr stored = get(obj->key());
-    if (stored && stored->meta().resource_version == obj->meta().resource_version) {
-      listed_.insert(obj->key());
-      deltas.push_back(delta{delta_type::sync, stored, stored, initial, false});
+    // Marking an unchanged entry writes only `listed_in`, which no snapshot reads: the shard is
+    // not copied for it.
+    const auto& shard = objects_.shard_for(obj->key());
+    if (auto it = shard.find(obj->key());
+        it != shard.end() && it->object->meta().resource_version == obj->meta().resource_version) {
+      it->listed_in = replace_number_;
+      deltas.push_back(delta{delta_type::sync, it->object, it->object, initial, false});
       continue;
     }
-    object_ptr old = put(obj);
-    listed_.insert(obj->key());
+    object_ptr old = put(obj, true);
     if (old)
       deltas.push_back(delta{delta_type::updated, obj, std::move(old), initial, false});
     else
@@ -228,7 +238,7 @@ std::vector<delta> store::finish_replace(std::string resource_version) {
   std::vector<std::string_view> missing;
   for (std::size_t i = 0; i < objects_.shard_count(); ++i)
     for (const auto& entry : objects_.shard(i))
-      if (!listed_.contains(entry.object->key()))
+      if (entry.listed_in != replace_number_)
         missing.push_back(entry.object->key());
   std::sort(missing.begin(), missing.end());
   // Copy the keys out before removing: each view dies with its entry.
@@ -236,7 +246,7 @@ std::vector<delta> store::finish_replace(std::string resource_version) {
     object_ptr last = remove(key);
     deltas.push_back(delta{delta_type::deleted, last, last, initial, true});
   }
-  listed_ = {};
+  listed_then_removed_ = {};
   replacing_ = false;
   resource_version_ = std::move(resource_version);
   synced_ = true;

@@ -16,6 +16,7 @@
 #include "protocol/selector.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -30,9 +31,11 @@ struct store_options {
 
 // One stored object, found by its own key(): the entry needs no string of its own. An update
 // swaps in the next version of the same key in place, which leaves the key text, hence the hash
-// and the entry's position, unchanged: that is why `object` may be mutable.
+// and the entry's position, unchanged: that is why `object` may be mutable. `listed_in` is the
+// number of the last replace that listed the entry: only the writer reads or writes it.
 struct store_entry {
   mutable object_ptr object;
+  mutable std::uint32_t listed_in = 0;
 };
 struct store_entry_hash {
   using is_transparent = void;
@@ -146,8 +149,9 @@ public:
   std::size_t heap_bytes() const { return snapshot().heap_bytes(); }
 
 private:
-  // Stores `obj` under its key; returns what was stored before (null if nothing).
-  object_ptr put(const object_ptr& obj);
+  // Stores `obj` under its key; returns what was stored before (null if nothing). `listed`:
+  // the replace in progress listed it.
+  object_ptr put(const object_ptr& obj, bool listed = false);
   // Removes `key`; returns what was stored (null if nothing).
   object_ptr remove(std::string_view key);
   void note_resource_version(const object& obj);
@@ -158,9 +162,11 @@ private:
   std::string resource_version_;
   bool synced_ = false;
   bool replacing_ = false;
-  // Keys listed so far by the replace in progress (copies: a watch event still in flight may
-  // remove an object meanwhile).
-  std::unordered_set<std::string, string_hash, std::equal_to<>> listed_;
+  // The replace in progress marks each entry it lists with its number (no key is copied).
+  std::uint32_t replace_number_ = 0;
+  // Keys the replace in progress listed and a watch event still in flight then removed: should
+  // one come back before the replace ends, it still counts as listed. Almost always empty.
+  std::unordered_set<std::string, string_hash, std::equal_to<>> listed_then_removed_;
 };
 
 } // namespace kinformer

@@ -412,3 +412,30 @@ TEST_CASE("a list that broke off is dropped by the next one") {
   CHECK(deletions[0].initial_list);
   CHECK(s.has_synced());
 }
+
+TEST_CASE("watch events during a replace: what the list saw stays listed, what it did not goes") {
+  store s;
+  (void)s.replace({make_pod("ns", "a", "1"), make_pod("ns", "b", "2")}, "10");
+  s.begin_replace();
+  (void)s.replace_batch({make_pod("ns", "a", "1"), make_pod("ns", "b", "2")});
+  // An event still in flight deletes a listed object, and another brings it back: still listed.
+  REQUIRE(s.apply(event_type::deleted, make_pod("ns", "a", "3")).ok());
+  REQUIRE(s.apply(event_type::added, make_pod("ns", "a", "4")).ok());
+  // One updates a listed object in place: still listed.
+  REQUIRE(s.apply(event_type::modified, make_pod("ns", "b", "5")).ok());
+  // One adds an object the list did not have: the list is the truth, it goes at the end.
+  REQUIRE(s.apply(event_type::added, make_pod("ns", "c", "6")).ok());
+  auto deletions = s.finish_replace("20");
+  REQUIRE(deletions.size() == 1);
+  CHECK(deletions[0].object->key() == "ns/c");
+  CHECK(s.size() == 2);
+  CHECK(s.get("ns/a")->meta().resource_version == "4");
+  CHECK(s.get("ns/b")->meta().resource_version == "5");
+
+  // The next replace counts afresh: entries listed by the one before are not listed by it.
+  s.begin_replace();
+  (void)s.replace_batch({make_pod("ns", "b", "5")});
+  deletions = s.finish_replace("30");
+  REQUIRE(deletions.size() == 1);
+  CHECK(deletions[0].object->key() == "ns/a");
+}
