@@ -1,5 +1,7 @@
 #include "protocol/list_decoder.hpp"
 
+#include "protocol/json_nesting.hpp"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -74,7 +76,7 @@ status_result list_decoder::feed(std::string_view bytes, std::vector<object_ptr>
 
 // Drops what is consumed: between items everything scanned, inside an item what precedes it.
 void list_decoder::compact() {
-  if (phase_ == phase::items && item_depth_ != 0) {
+  if (phase_ == phase::items && item_.depth != 0) {
     buffer_.erase(0, item_begin_);
     resume_at_ -= item_begin_;
     item_begin_ = 0;
@@ -210,7 +212,7 @@ status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>&
   const char* p = buffer_.data();
   const std::size_t n = buffer_.size();
   while (at < n) {
-    if (item_depth_ == 0) {
+    if (item_.depth == 0) {
       const char c = p[at];
       if (is_space(c) || c == ',') {
         ++at;
@@ -229,32 +231,13 @@ status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>&
                                                          "] must be an object, found " +
                                                          value_kind(c)));
       item_begin_ = at;
-      item_depth_ = 1;
+      item_ = json_nesting{1, false, false};
       ++at;
       continue;
     }
-    if (in_string_) {
-      if (escaped_) {
-        escaped_ = false;
-        ++at;
-        continue;
-      }
-      at += find_quote_or_backslash(p + at, n - at);
-      if (at == n)
-        break;
-      if (p[at] == '\\')
-        escaped_ = true;
-      else
-        in_string_ = false;
-      ++at;
-      continue;
-    }
-    const char c = p[at++];
-    if (c == '"') {
-      in_string_ = true;
-    } else if (c == '{' || c == '[') {
-      ++item_depth_;
-    } else if ((c == '}' || c == ']') && --item_depth_ == 0) {
+    bool ended = false;
+    at += item_.scan(p + at, n - at, ended);
+    if (ended) {
       if (at - item_begin_ > max_item_bytes_)
         return fail(make_error(errc::too_large, "List items[" + std::to_string(items_) +
                                                     "] is larger than " +
@@ -268,7 +251,7 @@ status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>&
       ++items_;
     }
   }
-  if (item_depth_ != 0 && n - item_begin_ > max_item_bytes_)
+  if (item_.depth != 0 && n - item_begin_ > max_item_bytes_)
     return fail(make_error(errc::too_large, "List items[" + std::to_string(items_) +
                                                 "] is larger than " +
                                                 std::to_string(max_item_bytes_) + " bytes"));

@@ -13,6 +13,7 @@
 // an error the decoder stays failed.
 
 #include "protocol/decode.hpp"
+#include "protocol/json_nesting.hpp"
 #include "protocol/object.hpp"
 #include "protocol/result.hpp"
 
@@ -60,10 +61,10 @@ private:
   std::string envelope_;    // the List without its items ("items":[])
   std::string current_key_; // the last key read at the List's top level
   bool expect_key_ = false; // at the top level, the next string is a key
-  bool in_string_ = false;  // scanning inside a string (envelope or item)
+  bool in_string_ = false;  // scanning inside a string of the envelope
   bool escaped_ = false;    // the previous byte was a backslash inside a string
   int depth_ = 0;           // nesting inside the List object (1: its members)
-  int item_depth_ = 0;      // nesting inside the current item (0: between items)
+  json_nesting item_;       // nesting inside the current item (depth 0: between items)
   std::size_t item_begin_ = 0;
   std::size_t resume_at_ = 0; // where scanning resumes in buffer_
   std::optional<error> failure_;
