@@ -536,7 +536,8 @@ fi
 # --- kinformer alone: informer_bench -----------------------------------------------------------
 # The in-process benchmark against the same number of pods: sync and event rates next to
 # Boost.JSON's parse of the same bytes, delivery latency, a forced relist, 16-handler fan-out, and
-# memory per stored pod as stored whole, without managedFields, and metadata-only.
+# memory per stored pod as stored whole, without managedFields, metadata-only, and metadata-only
+# without managedFields.
 run_informer_bench() { # NAME ARGS...
   local name=$1
   shift
@@ -555,6 +556,8 @@ if [[ $informer_bench_mode == on ]]; then
     --fanout-handlers 0 --no-relist
   run_informer_bench metadata-only --metadata-only --events 1000 --latency-events 0 \
     --fanout-handlers 0 --no-relist
+  run_informer_bench metadata-only-no-managed-fields --metadata-only --drop-managed-fields \
+    --events 1000 --latency-events 0 --fanout-handlers 0 --no-relist
   informer_bench_args=(--informer-bench "$work/informer_bench.tsv")
 fi
 
