@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace kinformer {
 
@@ -289,6 +291,18 @@ private:
   std::filesystem::path dir_;
 };
 
+// `"a"` or `"a", "b"`: the files an error concerns.
+template <class Files>
+std::string describe_files(const Files& files) {
+  std::string out;
+  for (const auto& file : files) {
+    if (!out.empty())
+      out += ", ";
+    out += "\"" + file.reader.path() + "\"";
+  }
+  return out;
+}
+
 // Shorthand for "take the value or return the error" inside the loader.
 #define KINFORMER_TRY_ASSIGN(target, expr)                                                         \
   do {                                                                                             \
@@ -298,74 +312,107 @@ private:
     target = std::move(*try_result_);                                                              \
   } while (false)
 
-result<connection_config> read_kubeconfig(const kubeconfig_reader& r, const YAML::Node& root,
-                                          std::string_view requested_context) {
-  if (!root.IsMap())
-    return r.fail("the document is not a map");
-  std::string context_name(requested_context);
-  if (context_name.empty())
-    KINFORMER_TRY_ASSIGN(context_name, r.string_field(root, "current-context", "top level"));
-  if (context_name.empty())
-    return r.fail("no current-context is set and no context was given");
+// One kubeconfig file, parsed.
+struct kubeconfig_file {
+  kubeconfig_reader reader;
+  YAML::Node root;
+};
 
-  YAML::Node context;
-  KINFORMER_TRY_ASSIGN(context, r.named_entry(root, "contexts", "context", context_name));
+// The entry `name` of `list_key` from the first file that defines it (client-go's merge: the
+// first file to set a map key wins), with the reader of that file, whose directory relative
+// paths in the entry resolve against.
+result<std::pair<YAML::Node, const kubeconfig_reader*>>
+first_entry(const std::vector<kubeconfig_file>& files, const char* list_key, const char* section,
+            const std::string& name) {
+  for (const auto& file : files) {
+    auto entry = file.reader.named_entry(file.root, list_key, section, name);
+    if (entry)
+      return std::pair{std::move(*entry), &file.reader};
+    if (entry.err().code != errc::not_found)
+      return std::move(entry).err();
+  }
+  return make_error(errc::not_found, "kubeconfig " + describe_files(files) + ": no " + section +
+                                         " named \"" + name + "\" in " + list_key);
+}
+
+result<connection_config> read_kubeconfig(const std::vector<kubeconfig_file>& files,
+                                          std::string_view requested_context) {
+  std::string context_name(requested_context);
+  // The first file that sets current-context wins.
+  for (const auto& file : files) {
+    if (!context_name.empty())
+      break;
+    KINFORMER_TRY_ASSIGN(context_name,
+                         file.reader.string_field(file.root, "current-context", "top level"));
+  }
+  if (context_name.empty())
+    return make_error(errc::invalid_argument, "kubeconfig " + describe_files(files) +
+                                                  ": no current-context is set and no context "
+                                                  "was given");
+
+  std::pair<YAML::Node, const kubeconfig_reader*> found;
+  KINFORMER_TRY_ASSIGN(found, first_entry(files, "contexts", "context", context_name));
+  const YAML::Node context = found.first;
+  const kubeconfig_reader* r = found.second;
   const std::string context_where = "context \"" + context_name + "\"";
   std::string cluster_name, user_name;
   connection_config config;
-  KINFORMER_TRY_ASSIGN(cluster_name, r.string_field(context, "cluster", context_where));
-  KINFORMER_TRY_ASSIGN(user_name, r.string_field(context, "user", context_where));
+  KINFORMER_TRY_ASSIGN(cluster_name, r->string_field(context, "cluster", context_where));
+  KINFORMER_TRY_ASSIGN(user_name, r->string_field(context, "user", context_where));
   KINFORMER_TRY_ASSIGN(config.default_namespace,
-                       r.string_field(context, "namespace", context_where));
+                       r->string_field(context, "namespace", context_where));
   if (config.default_namespace.empty())
     config.default_namespace = "default";
   if (cluster_name.empty())
-    return r.fail(context_where + ": cluster is missing");
+    return r->fail(context_where + ": cluster is missing");
 
-  YAML::Node cluster;
-  KINFORMER_TRY_ASSIGN(cluster, r.named_entry(root, "clusters", "cluster", cluster_name));
+  KINFORMER_TRY_ASSIGN(found, first_entry(files, "clusters", "cluster", cluster_name));
+  const YAML::Node cluster = found.first;
+  r = found.second;
   const std::string cluster_where = "cluster \"" + cluster_name + "\"";
-  KINFORMER_TRY_ASSIGN(config.server, r.string_field(cluster, "server", cluster_where));
+  KINFORMER_TRY_ASSIGN(config.server, r->string_field(cluster, "server", cluster_where));
   if (config.server.empty())
-    return r.fail(cluster_where + ": server is missing");
+    return r->fail(cluster_where + ": server is missing");
   if (auto ep = parse_server_url(config.server); !ep)
-    return r.fail(cluster_where + ": " + ep.err().message);
+    return r->fail(cluster_where + ": " + ep.err().message);
   while (config.server.ends_with('/'))
     config.server.pop_back();
   KINFORMER_TRY_ASSIGN(config.ca_file,
-                       r.path_field(cluster, "certificate-authority", cluster_where));
+                       r->path_field(cluster, "certificate-authority", cluster_where));
   KINFORMER_TRY_ASSIGN(config.ca_data,
-                       r.base64_field(cluster, "certificate-authority-data", cluster_where));
+                       r->base64_field(cluster, "certificate-authority-data", cluster_where));
   KINFORMER_TRY_ASSIGN(config.insecure_skip_tls_verify,
-                       r.bool_field(cluster, "insecure-skip-tls-verify", cluster_where));
+                       r->bool_field(cluster, "insecure-skip-tls-verify", cluster_where));
   KINFORMER_TRY_ASSIGN(config.tls_server_name,
-                       r.string_field(cluster, "tls-server-name", cluster_where));
+                       r->string_field(cluster, "tls-server-name", cluster_where));
 
   // A context may name no user: the connection is then anonymous.
   if (user_name.empty())
     return config;
-  YAML::Node user;
-  KINFORMER_TRY_ASSIGN(user, r.named_entry(root, "users", "user", user_name));
+  KINFORMER_TRY_ASSIGN(found, first_entry(files, "users", "user", user_name));
+  const YAML::Node user = found.first;
+  r = found.second;
   const std::string user_where = "user \"" + user_name + "\"";
   if (user["exec"])
-    return r.fail(user_where + ": exec credential plugins are not supported");
+    return r->fail(user_where + ": exec credential plugins are not supported");
   if (user["auth-provider"])
-    return r.fail(user_where + ": auth-provider plugins are not supported");
+    return r->fail(user_where + ": auth-provider plugins are not supported");
   if (user["username"] || user["password"])
-    return r.fail(user_where + ": basic authentication (username/password) is not supported");
-  KINFORMER_TRY_ASSIGN(config.token, r.string_field(user, "token", user_where));
-  KINFORMER_TRY_ASSIGN(config.token_file, r.path_field(user, "tokenFile", user_where));
+    return r->fail(user_where + ": basic authentication (username/password) is not supported");
+  KINFORMER_TRY_ASSIGN(config.token, r->string_field(user, "token", user_where));
+  KINFORMER_TRY_ASSIGN(config.token_file, r->path_field(user, "tokenFile", user_where));
   KINFORMER_TRY_ASSIGN(config.client_cert_file,
-                       r.path_field(user, "client-certificate", user_where));
+                       r->path_field(user, "client-certificate", user_where));
   KINFORMER_TRY_ASSIGN(config.client_cert_data,
-                       r.base64_field(user, "client-certificate-data", user_where));
-  KINFORMER_TRY_ASSIGN(config.client_key_file, r.path_field(user, "client-key", user_where));
-  KINFORMER_TRY_ASSIGN(config.client_key_data, r.base64_field(user, "client-key-data", user_where));
+                       r->base64_field(user, "client-certificate-data", user_where));
+  KINFORMER_TRY_ASSIGN(config.client_key_file, r->path_field(user, "client-key", user_where));
+  KINFORMER_TRY_ASSIGN(config.client_key_data,
+                       r->base64_field(user, "client-key-data", user_where));
   const bool has_cert = !config.client_cert_file.empty() || !config.client_cert_data.empty();
   const bool has_key = !config.client_key_file.empty() || !config.client_key_data.empty();
   if (has_cert != has_key)
-    return r.fail(user_where + ": a client certificate needs both client-certificate and " +
-                  "client-key");
+    return r->fail(user_where + ": a client certificate needs both client-certificate and " +
+                   "client-key");
   return config;
 }
 
@@ -374,16 +421,75 @@ result<connection_config> read_kubeconfig(const kubeconfig_reader& r, const YAML
 } // namespace
 
 result<connection_config> load_kubeconfig(const std::string& path, std::string_view context) {
-  auto text = read_file(path, "kubeconfig");
-  if (!text)
-    return std::move(text).err();
-  kubeconfig_reader reader(path);
-  try {
-    const YAML::Node root = YAML::Load(*text);
-    return read_kubeconfig(reader, root, context);
-  } catch (const YAML::Exception& e) {
-    return reader.fail(std::string("not valid YAML: ") + e.what());
+  return load_kubeconfig(std::vector<std::string>{path}, context);
+}
+
+result<connection_config> load_kubeconfig(const std::vector<std::string>& paths,
+                                          std::string_view context) {
+  std::vector<kubeconfig_file> files;
+  files.reserve(paths.size());
+  for (const auto& path : paths) {
+    auto text = read_file(path, "kubeconfig");
+    if (!text)
+      return std::move(text).err();
+    kubeconfig_reader reader(path);
+    try {
+      YAML::Node root = YAML::Load(*text);
+      // An empty file is an empty config (kubectl accepts one).
+      if (root.IsNull())
+        root = YAML::Node(YAML::NodeType::Map);
+      if (!root.IsMap())
+        return reader.fail("the document is not a map");
+      // Every file is checked whole, as client-go decodes each one before merging.
+      for (const char* list_key : {"clusters", "contexts", "users"}) {
+        const YAML::Node list = root[list_key];
+        if (list && !list.IsNull() && !list.IsSequence())
+          return reader.fail(std::string(list_key) + " must be a list");
+        if (list && list.IsSequence())
+          for (const auto& entry : list)
+            if (!entry.IsMap())
+              return reader.fail(std::string(list_key) + " entries must be maps");
+      }
+      files.push_back(kubeconfig_file{std::move(reader), std::move(root)});
+    } catch (const YAML::Exception& e) {
+      return reader.fail(std::string("not valid YAML: ") + e.what());
+    }
   }
+  if (files.empty())
+    return make_error(errc::not_found, "no kubeconfig file to load");
+  return read_kubeconfig(files, context);
+}
+
+std::vector<std::string> kubeconfig_search_paths(std::string_view kubeconfig_env,
+                                                 std::string_view home) {
+  std::vector<std::string> out;
+  if (!kubeconfig_env.empty()) {
+    // Every existing file, in order, each once (client-go skips missing ones).
+    std::size_t at = 0;
+    while (at <= kubeconfig_env.size()) {
+      const std::size_t colon = std::min(kubeconfig_env.find(':', at), kubeconfig_env.size());
+      const std::string path(kubeconfig_env.substr(at, colon - at));
+      std::error_code ec;
+      if (!path.empty() && std::find(out.begin(), out.end(), path) == out.end() &&
+          std::filesystem::is_regular_file(path, ec))
+        out.push_back(path);
+      at = colon + 1;
+    }
+    return out;
+  }
+  if (!home.empty()) {
+    const std::string path = (std::filesystem::path(home) / ".kube" / "config").string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec))
+      out.push_back(path);
+  }
+  return out;
+}
+
+std::vector<std::string> kubeconfig_search_paths() {
+  const char* env = std::getenv("KUBECONFIG");
+  const char* home = std::getenv("HOME");
+  return kubeconfig_search_paths(env ? env : "", home ? home : "");
 }
 
 } // namespace kinformer

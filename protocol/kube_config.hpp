@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kinformer {
 
@@ -56,6 +57,20 @@ result<connection_config> in_cluster_config(std::string_view host, std::string_v
 // Relative file paths resolve against the kubeconfig's directory. `exec` and `auth-provider`
 // users are not supported and give an error saying so.
 result<connection_config> load_kubeconfig(const std::string& path, std::string_view context = {});
+// Loads several kubeconfig files merged as kubectl merges the files KUBECONFIG lists
+// (client-go's rules): the first file to define a context, cluster or user name wins, and so
+// does the first file to set current-context. Each entry's relative paths resolve against the
+// directory of the file that defined it. Every file must exist and parse.
+result<connection_config> load_kubeconfig(const std::vector<std::string>& paths,
+                                          std::string_view context = {});
+
+// The kubeconfig files kubectl would read when none is named: those listed in KUBECONFIG
+// (colon-separated; missing files and repeats skipped), or ~/.kube/config when KUBECONFIG is
+// unset or empty (when it exists). Empty: no kubeconfig (kubectl then tries in-cluster).
+std::vector<std::string> kubeconfig_search_paths();
+// The same, from the given values of KUBECONFIG and HOME.
+std::vector<std::string> kubeconfig_search_paths(std::string_view kubeconfig_env,
+                                                 std::string_view home);
 
 // A config that only names the server (no credentials); the URL is validated.
 result<connection_config> from_server_url(std::string_view url);

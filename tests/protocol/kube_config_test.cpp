@@ -159,6 +159,68 @@ TEST_CASE("kubeconfig: unsupported and malformed inputs give errors naming the f
   }
 }
 
+TEST_CASE("kubeconfig: several files merge as kubectl merges KUBECONFIG") {
+  temp_dir dir;
+  // The first file sets the current context and its own cluster "shared"; the second names a
+  // cluster "shared" too (ignored: the first definition wins), and defines the context, the
+  // user (with a relative token file, resolved against the second file's directory) and a
+  // current-context of its own (ignored).
+  const auto first = dir.write("a/config", R"(
+current-context: work
+clusters:
+- name: shared
+  cluster: {server: 'https://first.example:6443'}
+)");
+  const auto second = dir.write("b/config", R"(
+current-context: other
+clusters:
+- name: shared
+  cluster: {server: 'https://second.example:6443'}
+contexts:
+- name: work
+  context: {cluster: shared, user: me, namespace: team-b}
+users:
+- name: me
+  user: {tokenFile: tokens/me}
+)");
+  auto config = load_kubeconfig(std::vector<std::string>{first, second});
+  REQUIRE(config.ok());
+  CHECK(config->server == "https://first.example:6443");
+  CHECK(config->token_file == (dir.path() / "b/tokens/me").string());
+  CHECK(config->default_namespace == "team-b");
+
+  // In the other order the second file's definitions win, its current-context too.
+  CHECK_THAT(error_of(load_kubeconfig(std::vector<std::string>{second, first})),
+             Catch::Contains("no context named \"other\""));
+  config = load_kubeconfig(std::vector<std::string>{second, first}, "work");
+  REQUIRE(config.ok());
+  CHECK(config->server == "https://second.example:6443");
+
+  // An explicit context is looked up across all files; an unknown one names every file.
+  CHECK_THAT(error_of(load_kubeconfig(std::vector<std::string>{first, second}, "nope")),
+             Catch::Contains("no context named \"nope\"") && Catch::Contains(first) &&
+                 Catch::Contains(second));
+  // A malformed file is an error even when another file has everything.
+  const auto broken = dir.write("c/config", "clusters: {not: a list}\n");
+  CHECK_THAT(error_of(load_kubeconfig(std::vector<std::string>{broken, second})),
+             Catch::Contains("clusters must be a list"));
+}
+
+TEST_CASE("kubeconfig search paths: KUBECONFIG's existing files in order, else ~/.kube/config") {
+  temp_dir dir;
+  const auto a = dir.write("a", "{}");
+  const auto b = dir.write("b", "{}");
+  const auto missing = dir.file("missing");
+  const std::string list = b + ":" + missing + "::" + a + ":" + b;
+  CHECK(kubeconfig_search_paths(list, dir.path().string()) == std::vector<std::string>{b, a});
+
+  // Unset (or empty) KUBECONFIG: the home directory's config, when there is one.
+  CHECK(kubeconfig_search_paths("", dir.path().string()).empty());
+  const auto home_config = dir.write(".kube/config", "{}");
+  CHECK(kubeconfig_search_paths("", dir.path().string()) == std::vector<std::string>{home_config});
+  CHECK(kubeconfig_search_paths("", "").empty());
+}
+
 TEST_CASE("kubeconfig: a context without a user is anonymous") {
   temp_dir dir;
   auto r =
