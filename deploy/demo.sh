@@ -13,4 +13,4 @@ trap 'kill "$sim_pid" 2>/dev/null || true' EXIT INT TERM
 read -r first_line <&"${SIM[0]}"
 url=${first_line#listening on }
 echo "kubesim: $first_line ($pods pods, $churn changes/s); watching pods with kinformer-watch" >&2
-"$build/app/kinformer-watch" --server "$url" pods
+"$build/app/kinformer-watch" --server "$url" --all-namespaces pods

@@ -11,6 +11,7 @@ packages=(
   catch2
   libyaml-cpp-dev
   libsimdjson-dev
+  libcli11-dev
   libssl-dev openssl
   clang-format
 )

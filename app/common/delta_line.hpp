@@ -1,9 +1,8 @@
 #pragma once
 // The one-line JSON form of a delta that kinformer-watch and kinformer-subscribe print:
-//   {"type":"ADDED|UPDATED|DELETED","key":"ns/name","resourceVersion":"…",
+//   {"type":"ADDED|UPDATED|DELETED|SYNC","key":"ns/name","resourceVersion":"…",
 //    "initialList":true|false,"finalStateUnknown":true|false}
-// A sync delta (resync, or unchanged on relist) prints as UPDATED: folding the lines by key
-// still yields the latest version of every object.
+// SYNC is a resync, or an object a relist found unchanged: never shown as an update.
 
 #include "actors/delta.hpp"
 

@@ -1,6 +1,7 @@
-// kinformer-watch: one informer, one handler actor, every delta printed as a JSON line.
+// kinformer-watch: one informer, one handler actor, every delta printed as a JSON line (or the
+// objects themselves, as `kubectl get -w -o json|yaml|name` prints them).
 //
-//   kinformer-watch --server URL [--token-file F] [--namespace NS] [--selector SEL] RESOURCE
+//   kinformer-watch [--kubeconfig F] [--context C] [-s URL] [-n NS | -A] [-l SEL] RESOURCE
 //
 // A reader can follow the whole path here: resolve RESOURCE through discovery, spawn an
 // informer (which spawns its reflector), subscribe a handler, print what the handler receives.
@@ -9,11 +10,16 @@
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
 #include "app/common/allocator_tuning.hpp"
+#include "app/common/client_flags.hpp"
 #include "app/common/delta_line.hpp"
+#include "app/common/object_output.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/kube_config.hpp"
 #include "protocol/rest_mapper.hpp"
 
+#include <CLI/App.hpp>
+#include <CLI/Config.hpp>
+#include <CLI/Formatter.hpp>
 #include <caf/all.hpp>
 
 #include <csignal>
@@ -26,31 +32,21 @@ using namespace kinformer;
 
 namespace {
 
-const char* usage =
-    "usage: kinformer-watch [options] RESOURCE\n"
-    "\n"
+const char* description =
     "Runs one informer for RESOURCE (kubectl-style: pods, deployments.apps,\n"
     "widgets.example.com) with one handler actor, and prints each delta it receives as one\n"
     "JSON line:\n"
-    "  {\"type\":\"ADDED|UPDATED|DELETED\",\"key\":\"ns/name\",\"resourceVersion\":\"...\",\n"
+    "  {\"type\":\"ADDED|UPDATED|DELETED|SYNC\",\"key\":\"ns/name\",\"resourceVersion\":\"...\",\n"
     "   \"initialList\":true|false,\"finalStateUnknown\":true|false}\n"
-    "then {\"type\":\"SYNCED\"} once the subscription has synced.\n"
-    "\n"
-    "options:\n"
-    "  --server URL                  API server (http:// or https://)\n"
-    "  --kubeconfig FILE             use FILE's current context instead of --server\n"
-    "  --token-file FILE             bearer token file, re-read when it changes\n"
-    "  --certificate-authority FILE  CA bundle to verify the server with\n"
-    "  --insecure-skip-tls-verify    do not verify the server's certificate\n"
-    "  --namespace NS                watch only namespace NS (default: all)\n"
-    "  --selector SEL                label selector, e.g. app=web,tier!=db\n"
-    "  --field-selector SEL          field selector, e.g. status.phase=Running\n"
-    "  --metadata-only               store PartialObjectMetadata only\n"
-    "  --streaming-list              initial state through a streaming list (KEP-3157)\n";
+    "then {\"type\":\"SYNCED\"} once the subscription has synced. With -o json|yaml|name it\n"
+    "prints the objects instead, as kubectl get -w -o json|yaml|name does.\n"
+    "The connection and namespace follow kubectl: --kubeconfig, else KUBECONFIG, else\n"
+    "~/.kube/config, else the pod's service account; -s/--server alone needs no kubeconfig.";
 
 struct arguments {
-  std::string server, kubeconfig, token_file, ca_file, ns, selector, field_selector, resource;
-  bool insecure = false, metadata_only = false, streaming = false;
+  client_flags client;
+  std::string resource, output;
+  bool metadata_only = false, streaming = false;
 };
 
 int fail(const std::string& message) {
@@ -63,66 +59,38 @@ int fail(const std::string& message) {
 int main(int argc, char** argv) {
   tune_allocator_or_reexec(argv);
   arguments args;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    bool ok = true;
-    if (a == "--help" || a == "-h") {
-      std::cout << usage;
-      return 0;
-    } else if (a == "--server")
-      ok = value(args.server);
-    else if (a == "--kubeconfig")
-      ok = value(args.kubeconfig);
-    else if (a == "--token-file")
-      ok = value(args.token_file);
-    else if (a == "--certificate-authority")
-      ok = value(args.ca_file);
-    else if (a == "--namespace" || a == "-n")
-      ok = value(args.ns);
-    else if (a == "--selector" || a == "-l")
-      ok = value(args.selector);
-    else if (a == "--field-selector")
-      ok = value(args.field_selector);
-    else if (a == "--insecure-skip-tls-verify")
-      args.insecure = true;
-    else if (a == "--metadata-only")
-      args.metadata_only = true;
-    else if (a == "--streaming-list")
-      args.streaming = true;
-    else if (!a.empty() && a[0] == '-')
-      return fail("unknown option " + a + "\n" + usage);
-    else if (args.resource.empty())
-      args.resource = a;
-    else
-      return fail("more than one RESOURCE given");
-    if (!ok)
-      return fail(a + " needs a value");
+  CLI::App app(description, "kinformer-watch");
+  add_connection_flags(app, args.client);
+  add_selection_flags(app, args.client);
+  add_version_flag(app);
+  app.add_option("-o,--output", args.output, "json, yaml or name (default: delta lines)");
+  app.add_flag("--metadata-only", args.metadata_only, "store PartialObjectMetadata only");
+  app.add_flag("--streaming-list", args.streaming,
+               "initial state through a streaming list (KEP-3157)");
+  app.add_option("RESOURCE", args.resource, "what to watch: pods, deployments.apps, ...")
+      ->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit with 0; a bad command line with 2 and the reason.
+    if (e.get_exit_code() == 0)
+      return app.exit(e);
+    return fail(std::string(e.what()) + " (see --help)");
   }
-  if (args.resource.empty())
-    return fail(std::string("no RESOURCE given\n") + usage);
 
-  auto config = !args.kubeconfig.empty() ? load_kubeconfig(args.kubeconfig)
-                : !args.server.empty()   ? from_server_url(args.server)
-                                         : in_cluster_config();
+  auto format = parse_output_format(args.output);
+  if (!format)
+    return fail(format.err().message);
+  auto config = resolve_connection(args.client);
   if (!config)
     return fail(config.err().describe());
-  if (!args.token_file.empty())
-    config->token_file = args.token_file;
-  if (!args.ca_file.empty())
-    config->ca_file = args.ca_file;
-  if (args.insecure)
-    config->insecure_skip_tls_verify = true;
-
-  auto labels = label_selector::parse(args.selector);
+  auto ns = resolve_namespace(args.client, *config);
+  if (!ns)
+    return fail(ns.err().message);
+  auto labels = label_selector::parse(args.client.selector);
   if (!labels)
     return fail(labels.err().describe());
-  auto fields = field_selector::parse(args.field_selector);
+  auto fields = field_selector::parse(args.client.field_selector);
   if (!fields)
     return fail(fields.err().describe());
 
@@ -148,7 +116,8 @@ int main(int argc, char** argv) {
   informer.resource = mapping->resource;
   informer.kind = mapping->kind.kind;
   informer.scope = mapping->scope;
-  informer.namespace_ = args.ns;
+  // A cluster-scoped kind ignores the namespace, as kubectl does.
+  informer.namespace_ = mapping->scope == resource_scope::namespaced ? *ns : std::string();
   informer.labels = *labels;
   informer.fields = *fields;
   informer.metadata_only = args.metadata_only;
@@ -161,9 +130,13 @@ int main(int argc, char** argv) {
 
   handler_callbacks callbacks;
   // One write per batch of deltas, not one per line.
-  callbacks.on_delta = [](const delta& d) { std::cout << delta_line(d) << '\n'; };
+  const std::string prefix = name_prefix(mapping->kind.kind, mapping->kind.group);
+  callbacks.on_delta = [format = *format, prefix](const delta& d) {
+    write_delta(std::cout, d, format, prefix);
+  };
   callbacks.on_batch_end = [] { std::cout.flush(); };
-  callbacks.on_synced = [] { std::cout << synced_line << std::endl; };
+  if (*format == output_format::delta_line)
+    callbacks.on_synced = [] { std::cout << synced_line << std::endl; };
   auto handler = spawn_handler(system, inf, std::move(callbacks));
 
   int received = 0;

@@ -392,7 +392,7 @@ void require_converges(watcher& watch, const std::map<std::string, std::string>&
 
 TEST_CASE("kinformer-watch syncs 300 pods and follows churn through watch faults", "[watch_cli]") {
   kubesim sim(300, 3);
-  watcher watch({"--server", sim.url(), "pods"});
+  watcher watch({"--server", sim.url(), "-A", "pods"});
 
   REQUIRE(watch.wait_synced());
   INFO(watch.fold.describe_problems());
@@ -537,7 +537,7 @@ TEST_CASE("kinformer-watch --selector prints only matching pods", "[watch_cli]")
     REQUIRE(!labels.empty());
     std::string app = label(labels.begin()->second, "app");
     REQUIRE(!app.empty());
-    watcher watch({"--server", sim.url(), "--selector", "app=" + app, "pods"});
+    watcher watch({"-s", sim.url(), "-A", "-l", "app=" + app, "pods"});
 
     REQUIRE(watch.wait_synced());
     auto expected = with_label(sim, "app", app);
@@ -554,7 +554,7 @@ TEST_CASE("kinformer-watch --selector prints only matching pods", "[watch_cli]")
   }
 
   SECTION("track=stable, a label churn flips, so pods leave and re-enter the selection") {
-    watcher watch({"--server", sim.url(), "--selector", "track=stable", "pods"});
+    watcher watch({"--server=" + sim.url(), "--all-namespaces", "--selector=track=stable", "pods"});
 
     REQUIRE(watch.wait_synced());
     require_converges(watch, with_label(sim, "track", "stable"));
@@ -597,4 +597,52 @@ TEST_CASE("kinformer-watch exits with 2 and says why on bad arguments", "[watch_
   SECTION("unknown resource") {
     run({"nosuchthings"}, "nosuchthings");
   }
+  SECTION("an unknown flag") {
+    run({"--bogus", "pods"}, "--bogus");
+  }
+  SECTION("no resource") {
+    run({"-A"}, "RESOURCE is required");
+  }
+  SECTION("-A with -n") {
+    run({"-A", "-n", "ns-0", "pods"}, "exclude each other");
+  }
+  SECTION("an output format kubectl does not have") {
+    run({"-o", "xml", "pods"}, "is not one of json, yaml, name");
+  }
+}
+
+TEST_CASE("kinformer-watch without -n watches the context's namespace, as kubectl", "[watch_cli]") {
+  kubesim sim(60, 3);
+  // --server alone: no kubeconfig, so the namespace is "default", the simulator's first.
+  watcher watch({"--server", sim.url(), "pods"});
+  REQUIRE(watch.wait_synced());
+  const auto expected = in_namespace(sim.truth(), "default");
+  REQUIRE_FALSE(expected.empty());
+  REQUIRE(expected.size() < 60);
+  CHECK(watch.fold.initial_adds_before_sync == expected.size());
+  require_converges(watch, expected);
+}
+
+TEST_CASE("kinformer-watch -o name prints kind/name, --version its version", "[watch_cli]") {
+  kubesim sim(20, 1);
+  child_process names({KINFORMER_WATCH_PATH, "-s", sim.url(), "-A", "-o", "name", "pods"});
+  std::set<std::string> printed;
+  for (std::size_t i = 0; i < 20; ++i) {
+    auto line = names.next_line(20s);
+    REQUIRE(line);
+    CHECK(line->starts_with("pod/"));
+    printed.insert(*line);
+  }
+  std::set<std::string> expected;
+  for (const auto& [key, rv] : sim.truth())
+    expected.insert("pod/" + key.substr(key.find('/') + 1));
+  CHECK(printed == expected);
+
+  child_process version({KINFORMER_WATCH_PATH, "--version"});
+  auto line = version.next_line(10s);
+  REQUIRE(line);
+  CHECK(line->starts_with("kinformer-watch "));
+  auto code = version.wait_exit(10s);
+  REQUIRE(code);
+  CHECK(*code == 0);
 }

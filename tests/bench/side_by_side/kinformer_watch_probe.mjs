@@ -202,7 +202,7 @@ function finish() {
 
 writeProgress('listing', 0);
 const tSpawn = performance.now();
-child = spawn(opts.bin, ['--server', opts.server, opts.resource], { stdio: ['ignore', 'pipe', 'pipe'] });
+child = spawn(opts.bin, ['--server', opts.server, '--all-namespaces', opts.resource], { stdio: ['ignore', 'pipe', 'pipe'] });
 if (opts['pid-file'] && child.pid) writeFileSync(opts['pid-file'], `${child.pid}\n`);
 child.on('error', (err) => fail(1, `cannot run ${opts.bin}: ${err.message}`));
 child.stdout.on('data', (chunk) => scan(chunk, performance.now()));
