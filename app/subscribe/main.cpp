@@ -4,14 +4,18 @@
 //
 //   kinformer-subscribe --connect HOST:PORT [--secret-file F]
 //       [--tls-ca F --tls-cert F --tls-key F | --plaintext]
-//       [--namespace NS] [--selector SEL] [--metadata-only] RESOURCE
+//       [-n NS | -A] [-l SEL] [--metadata-only] RESOURCE
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/remote_setup.hpp"
 #include "actors/remote_subscriber.hpp"
 #include "app/common/allocator_tuning.hpp"
+#include "app/common/client_flags.hpp"
 #include "app/common/delta_line.hpp"
 
+#include <CLI/App.hpp>
+#include <CLI/Config.hpp>
+#include <CLI/Formatter.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
@@ -27,24 +31,11 @@ using namespace kinformer;
 
 namespace {
 
-const char* usage =
-    "usage: kinformer-subscribe --connect HOST:PORT [options] RESOURCE\n"
-    "\n"
+const char* description =
     "Subscribes a handler in this process to RESOURCE (kubectl-style: pods,\n"
     "deployments.apps) in a running kinformerd, through its remote-subscription port, and\n"
     "prints each delta as one JSON line, then {\"type\":\"SYNCED\"} once synced.\n"
-    "\n"
-    "options:\n"
-    "  --connect HOST:PORT   kinformerd's remote-subscription address\n"
-    "  --secret-file FILE    the shared secret kinformerd expects\n"
-    "  --tls-ca FILE         CA that signed kinformerd's certificate (and ours)\n"
-    "  --tls-cert FILE       this subscriber's certificate (PEM)\n"
-    "  --tls-key FILE        its private key (PEM)\n"
-    "  --plaintext           no TLS (only when kinformerd is configured for it)\n"
-    "  --namespace NS        only objects in namespace NS\n"
-    "  --selector SEL        only objects whose labels match SEL\n"
-    "  --metadata-only       the kind's metadata-only informer\n"
-    "  --name NAME           this subscriber's name in kinformerd's logs and metrics\n";
+    "Without -n, every namespace kinformerd's cache covers (as -A).";
 
 int fail(const std::string& message) {
   std::cerr << "kinformer-subscribe: " << message << "\n";
@@ -69,51 +60,33 @@ int main(int argc, char** argv) {
   tune_allocator_or_reexec(argv);
   std::string connect, secret_file;
   remote_tls tls;
-  bool plaintext = false;
+  bool plaintext = false, all_namespaces = false;
   remote_subscription_request request;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    bool ok = true;
-    if (a == "--help" || a == "-h") {
-      std::cout << usage;
-      return 0;
-    } else if (a == "--connect")
-      ok = value(connect);
-    else if (a == "--secret-file")
-      ok = value(secret_file);
-    else if (a == "--tls-ca")
-      ok = value(tls.ca_file);
-    else if (a == "--tls-cert")
-      ok = value(tls.certificate_file);
-    else if (a == "--tls-key")
-      ok = value(tls.key_file);
-    else if (a == "--plaintext")
-      plaintext = true;
-    else if (a == "--namespace" || a == "-n")
-      ok = value(request.namespace_);
-    else if (a == "--selector" || a == "-l")
-      ok = value(request.label_selector);
-    else if (a == "--metadata-only")
-      request.metadata_only = true;
-    else if (a == "--name")
-      ok = value(request.name);
-    else if (!a.empty() && a[0] == '-')
-      return fail("unknown option " + a + "\n" + usage);
-    else if (request.resource.empty())
-      request.resource = a;
-    else
-      return fail("more than one RESOURCE given");
-    if (!ok)
-      return fail(a + " needs a value");
+  CLI::App app(description, "kinformer-subscribe");
+  add_version_flag(app);
+  app.add_option("--connect", connect, "kinformerd's remote-subscription address, HOST:PORT")
+      ->required();
+  app.add_option("--secret-file", secret_file, "the shared secret kinformerd expects");
+  app.add_option("--tls-ca", tls.ca_file, "CA that signed kinformerd's certificate (and ours)");
+  app.add_option("--tls-cert", tls.certificate_file, "this subscriber's certificate (PEM)");
+  app.add_option("--tls-key", tls.key_file, "its private key (PEM)");
+  app.add_flag("--plaintext", plaintext, "no TLS (only when kinformerd is configured for it)");
+  app.add_option("-n,--namespace", request.namespace_, "only objects in namespace NS");
+  app.add_flag("-A,--all-namespaces", all_namespaces, "every namespace the cache covers");
+  app.add_option("-l,--selector", request.label_selector, "only objects whose labels match");
+  app.add_flag("--metadata-only", request.metadata_only, "the kind's metadata-only informer");
+  app.add_option("--name", request.name, "this subscriber's name in kinformerd's logs and metrics");
+  app.add_option("RESOURCE", request.resource, "what to subscribe to: pods, deployments.apps")
+      ->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0)
+      return app.exit(e); // --help, --version
+    return fail(std::string(e.what()) + " (see --help)");
   }
-  if (request.resource.empty())
-    return fail(std::string("no RESOURCE given\n") + usage);
+  if (all_namespaces && !request.namespace_.empty())
+    return fail("-A/--all-namespaces and -n/--namespace exclude each other");
   auto colon = connect.rfind(':');
   if (connect.empty() || colon == std::string::npos || colon + 1 == connect.size())
     return fail("--connect: expected HOST:PORT, got \"" + connect + "\"");

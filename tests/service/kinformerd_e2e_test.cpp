@@ -346,9 +346,8 @@ TEST_CASE("kinformer-subscribe receives every pod then SYNCED", "[service_e2e]")
   kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
   REQUIRE(!daemon.remote_port().empty());
 
-  child_process subscriber({KINFORMER_SUBSCRIBE_PATH, "--connect",
-                            "127.0.0.1:" + daemon.remote_port(), "--plaintext", "--secret-file",
-                            secret, "pods"});
+  child_process subscriber({KINFORMER_SUBSCRIBE_PATH, "--connect=127.0.0.1:" + daemon.remote_port(),
+                            "--plaintext", "--secret-file", secret, "-A", "pods"});
   std::set<std::string> added;
   bool synced = false;
   auto deadline = steady::now() + 20s;
