@@ -2,11 +2,15 @@
 // and serves the API plus the /sim/ control interface until SIGINT or SIGTERM.
 
 #include "app/common/allocator_tuning.hpp"
+#include "app/common/client_flags.hpp"
 #include "app/kubesim/churn.hpp"
 #include "app/kubesim/object_generator.hpp"
 #include "app/kubesim/simulator.hpp"
 #include "app/kubesim/storage.hpp"
 
+#include <CLI/App.hpp>
+#include <CLI/Config.hpp>
+#include <CLI/Formatter.hpp>
 #include <boost/json.hpp>
 
 #include <csignal>
@@ -26,9 +30,8 @@ using namespace kinformer::sim;
 
 namespace {
 
-constexpr std::string_view usage = R"(Usage: kubesim [options]
-
-A Kubernetes API-server simulator: discovery, get/list/watch/create/update/patch/delete of
+constexpr const char* description =
+    R"(A Kubernetes API-server simulator: discovery, get/list/watch/create/update/patch/delete of
 pods, configmaps, secrets, services, namespaces, nodes, deployments and the example custom
 resources widgets.example.com (Widget) and clusterwidgets.example.com (ClusterWidget), with
 realistic pods and optional churn. Lists take label/field selectors, limit/continue and
@@ -36,22 +39,10 @@ resourceVersion(Match); watches take bookmarks, timeoutSeconds and sendInitialEv
 honour dryRun=All; /openapi/v2 and /openapi/v3 serve permissive schemas so that kubectl apply
 validates. Listens only on the given address. The first line of output is
 "listening on <url>" (flushed); SIGINT or SIGTERM stops it cleanly.
+It is a server: the client flags the other tools share (--kubeconfig, -n, -l ...) have no
+meaning here.)";
 
-Options:
-  --listen HOST:PORT          address to listen on; port 0 picks a free one (127.0.0.1:0)
-  --pods N                    preload N realistic pods before listening (0)
-  --namespaces M              spread preloaded pods over M namespaces: default, ns-1, ... (1)
-  --pod-bytes B               target size of a pod's JSON in bytes, ~2800 to 8000 (3500)
-  --seed S                    seed of the generator and churn; same seed, same objects (1)
-  --churn RATE                pod writes per second after start (creates, label, status and
-                              spec updates, deletes; population kept stable); 0 = none (0)
-  --tls                       serve HTTPS with a self-signed CA generated at start
-  --ca-out FILE               with --tls, write the CA certificate (PEM) to FILE
-  --token T                   require "Authorization: Bearer T" on every request
-  --bookmark-interval-ms MS   BOOKMARK period on watches that allow bookmarks (60000)
-  --history N                 watch events kept for resumption and continue tokens (100000)
-  --help                      print this text
-
+constexpr const char* control_help = R"(
 Control interface (HTTP, under /sim/; POST changes something, GET reads):
   POST /sim/churn?rate=R      start churn at R writes/s, or change its rate; rate=max writes
                               as fast as possible; rate=0 stops it. Optional &count=N stops
@@ -91,9 +82,9 @@ struct command_line {
   std::uint64_t seed = 1;
   double churn_rate = 0;
   std::string ca_out;
-  bool help = false;
 };
 
+// A non-negative decimal integer (a control route's query value).
 std::optional<std::uint64_t> parse_number(std::string_view text) {
   if (text.empty() || text.size() > 18)
     return std::nullopt;
@@ -106,102 +97,71 @@ std::optional<std::uint64_t> parse_number(std::string_view text) {
   return n;
 }
 
-result<command_line> parse_command_line(int argc, char** argv) {
-  command_line cl;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      value = std::string(arg.substr(eq + 1));
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take_value = [&]() -> result<std::string> {
-      if (has_value)
-        return value;
-      if (i + 1 >= argc)
-        return make_error(errc::invalid_argument, std::string(arg) + " needs a value");
-      return std::string(argv[++i]);
-    };
-    auto take_number = [&]() -> result<std::uint64_t> {
-      auto text = take_value();
-      if (!text)
-        return std::move(text).err();
-      auto n = parse_number(*text);
-      if (!n)
-        return make_error(errc::invalid_argument, std::string(arg) +
-                                                      " needs a non-negative integer, not \"" +
-                                                      *text + "\"");
-      return *n;
-    };
-    auto flag_only = [&]() -> status_result {
-      if (has_value)
-        return make_error(errc::invalid_argument, std::string(arg) + " takes no value");
-      return ok_v;
-    };
+// CLI11 reads "-3" into an unsigned option as a huge number: only digits are accepted.
+const CLI::Validator whole_number(
+    [](const std::string& text) {
+      return parse_number(text) ? std::string()
+                                : "needs a non-negative integer, not \"" + text + "\"";
+    },
+    "", "whole number");
 
-    status_result step = ok_v;
-    auto number_into = [&](auto& target) {
-      auto n = take_number();
-      if (n)
-        target = static_cast<std::remove_reference_t<decltype(target)>>(*n);
-      else
-        step = std::move(n).err();
-    };
-    if (arg == "--help" || arg == "-h") {
-      cl.help = true;
-    } else if (arg == "--listen") {
-      auto v = take_value();
-      if (v)
-        cl.server.listen = *v;
-      else
-        step = std::move(v).err();
-    } else if (arg == "--token") {
-      auto v = take_value();
-      if (v)
-        cl.server.token = *v;
-      else
-        step = std::move(v).err();
-    } else if (arg == "--ca-out") {
-      auto v = take_value();
-      if (v)
-        cl.ca_out = *v;
-      else
-        step = std::move(v).err();
-    } else if (arg == "--tls") {
-      step = flag_only();
-      cl.server.tls = true;
-    } else if (arg == "--pods") {
-      number_into(cl.pods);
-    } else if (arg == "--namespaces") {
-      number_into(cl.namespaces);
-    } else if (arg == "--pod-bytes") {
-      number_into(cl.pod_bytes);
-    } else if (arg == "--seed") {
-      number_into(cl.seed);
-    } else if (arg == "--churn") {
-      number_into(cl.churn_rate);
-    } else if (arg == "--history") {
-      number_into(cl.server.history_limit);
-    } else if (arg == "--bookmark-interval-ms") {
-      std::uint64_t ms = 0;
-      number_into(ms);
-      cl.server.bookmark_interval = std::chrono::milliseconds(ms);
-    } else {
-      step = make_error(errc::invalid_argument, "unknown option " + std::string(arg));
+// The command line; nullopt once --help or --version has been answered, or on an error
+// (then `exit_code` is 2 and the reason was printed).
+std::optional<command_line> parse_command_line(int argc, char** argv, int& exit_code) {
+  command_line cl;
+  std::uint64_t bookmark_ms = 60000;
+  CLI::App app(description, "kubesim");
+  app.footer(control_help);
+  add_version_flag(app);
+  app.add_option("--listen", cl.server.listen,
+                 "address to listen on; port 0 picks a free one (127.0.0.1:0)");
+  app.add_option("--pods", cl.pods, "preload N realistic pods before listening (0)")
+      ->check(whole_number);
+  app.add_option("--namespaces", cl.namespaces,
+                 "spread preloaded pods over M namespaces: default, ns-1, ... (1)")
+      ->check(whole_number);
+  app.add_option("--pod-bytes", cl.pod_bytes,
+                 "target size of a pod's JSON in bytes, ~2800 to 8000 (3500)")
+      ->check(whole_number);
+  app.add_option("--seed", cl.seed, "seed of the generator and churn; same seed, same objects")
+      ->check(whole_number);
+  app.add_option("--churn", cl.churn_rate,
+                 "pod writes per second after start (creates, label, status and spec updates, "
+                 "deletes; population kept stable); 0 = none (0)")
+      ->check(whole_number);
+  app.add_flag("--tls", cl.server.tls, "serve HTTPS with a self-signed CA generated at start");
+  app.add_option("--ca-out", cl.ca_out, "with --tls, write the CA certificate (PEM) to FILE");
+  app.add_option("--token", cl.server.token,
+                 "require \"Authorization: Bearer T\" on every request");
+  app.add_option("--bookmark-interval-ms", bookmark_ms,
+                 "BOOKMARK period on watches that allow bookmarks (60000)")
+      ->check(whole_number);
+  app.add_option("--history", cl.server.history_limit,
+                 "watch events kept for resumption and continue tokens (100000)")
+      ->check(whole_number);
+  auto refuse = [&](const std::string& why) {
+    std::cerr << "kubesim: " << why << " (see --help)\n";
+    exit_code = 2;
+    return std::nullopt;
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      exit_code = app.exit(e); // --help, --version
+      return std::nullopt;
     }
-    if (!step)
-      return std::move(step).err();
+    return refuse(e.what());
   }
+  cl.server.bookmark_interval = std::chrono::milliseconds(bookmark_ms);
   if (cl.pods > 0 && cl.namespaces == 0)
-    return make_error(errc::invalid_argument, "--namespaces must be at least 1");
+    return refuse("--namespaces must be at least 1");
   if (cl.server.history_limit == 0)
-    return make_error(errc::invalid_argument, "--history must be at least 1");
+    return refuse("--history must be at least 1");
   if (cl.server.bookmark_interval.count() == 0)
-    return make_error(errc::invalid_argument, "--bookmark-interval-ms must be at least 1");
+    return refuse("--bookmark-interval-ms must be at least 1");
   if (!cl.ca_out.empty() && !cl.server.tls)
-    return make_error(errc::invalid_argument, "--ca-out needs --tls");
+    return refuse("--ca-out needs --tls");
   return cl;
 }
 
@@ -345,16 +305,11 @@ private:
 
 int main(int argc, char** argv) {
   tune_allocator_or_reexec(argv);
-  auto parsed = parse_command_line(argc, argv);
-  if (!parsed) {
-    std::cerr << "kubesim: " << parsed.err().message << " (see --help)\n";
-    return 2;
-  }
+  int exit_code = 0;
+  auto parsed = parse_command_line(argc, argv, exit_code);
+  if (!parsed)
+    return exit_code;
   const command_line& cl = *parsed;
-  if (cl.help) {
-    std::cout << usage;
-    return 0;
-  }
 
   // Block the stop signals in every thread (the server's and churn's inherit this mask), so
   // main can wait for them with sigwait.
