@@ -34,6 +34,8 @@ const char* to_string(errc code) noexcept {
     return "no_index";
   case errc::expired:
     return "expired";
+  case errc::credentials:
+    return "credentials";
   }
   return "unknown";
 }

@@ -30,8 +30,10 @@ enum class errc {
   // A resourceVersion older than the history kept for it: the reader must relist (the API
   // server's 410 Expired / "too old resource version").
   expired,
+  // No usable credentials: an exec credential plugin failed, or printed nothing usable.
+  credentials,
 };
-inline constexpr errc last_errc = errc::expired; // keep in step when appending
+inline constexpr errc last_errc = errc::credentials; // keep in step when appending
 
 const char* to_string(errc code) noexcept;
 
