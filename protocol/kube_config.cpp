@@ -335,6 +335,59 @@ first_entry(const std::vector<kubeconfig_file>& files, const char* list_key, con
                                          " named \"" + name + "\" in " + list_key);
 }
 
+// A user's `exec` section (client-go's ExecConfig).
+result<exec_config> read_exec(const kubeconfig_reader& r, const YAML::Node& exec,
+                              const std::string& where) {
+  if (!exec.IsMap())
+    return r.fail(where + " must be a map");
+  exec_config out;
+  KINFORMER_TRY_ASSIGN(out.api_version, r.string_field(exec, "apiVersion", where));
+  if (out.api_version != "client.authentication.k8s.io/v1" &&
+      out.api_version != "client.authentication.k8s.io/v1beta1")
+    return r.fail(where + ": apiVersion \"" + out.api_version +
+                  "\" is not client.authentication.k8s.io/v1 or v1beta1");
+  KINFORMER_TRY_ASSIGN(out.command, r.string_field(exec, "command", where));
+  if (out.command.empty())
+    return r.fail(where + ": command is missing");
+  // A relative path resolves against the kubeconfig's directory; a bare name goes to PATH.
+  if (out.command.find('/') != std::string::npos)
+    KINFORMER_TRY_ASSIGN(out.command, r.path_field(exec, "command", where));
+  if (const YAML::Node args = exec["args"]; args && !args.IsNull()) {
+    if (!args.IsSequence())
+      return r.fail(where + ": args must be a list of strings");
+    for (const auto& arg : args) {
+      if (!arg.IsScalar())
+        return r.fail(where + ": args must be a list of strings");
+      out.args.push_back(arg.Scalar());
+    }
+  }
+  if (const YAML::Node env = exec["env"]; env && !env.IsNull()) {
+    if (!env.IsSequence())
+      return r.fail(where + ": env must be a list of {name, value}");
+    for (const auto& entry : env) {
+      if (!entry.IsMap() || !entry["name"] || !entry["name"].IsScalar() ||
+          entry["name"].Scalar().empty())
+        return r.fail(where + ": env entries need a name");
+      std::string value;
+      KINFORMER_TRY_ASSIGN(value, r.string_field(entry, "value", where + ": env"));
+      out.env.emplace_back(entry["name"].Scalar(), std::move(value));
+    }
+  }
+  KINFORMER_TRY_ASSIGN(out.install_hint, r.string_field(exec, "installHint", where));
+  KINFORMER_TRY_ASSIGN(out.provide_cluster_info, r.bool_field(exec, "provideClusterInfo", where));
+  std::string mode;
+  KINFORMER_TRY_ASSIGN(mode, r.string_field(exec, "interactiveMode", where));
+  if (mode.empty() || mode == "IfAvailable")
+    out.interactive_mode = exec_interactive_mode::if_available;
+  else if (mode == "Never")
+    out.interactive_mode = exec_interactive_mode::never;
+  else if (mode == "Always")
+    out.interactive_mode = exec_interactive_mode::always;
+  else
+    return r.fail(where + ": interactiveMode \"" + mode + "\" is not Never, IfAvailable or Always");
+  return out;
+}
+
 result<connection_config> read_kubeconfig(const std::vector<kubeconfig_file>& files,
                                           std::string_view requested_context) {
   std::string context_name(requested_context);
@@ -393,8 +446,9 @@ result<connection_config> read_kubeconfig(const std::vector<kubeconfig_file>& fi
   const YAML::Node user = found.first;
   r = found.second;
   const std::string user_where = "user \"" + user_name + "\"";
-  if (user["exec"])
-    return r->fail(user_where + ": exec credential plugins are not supported");
+  if (const YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
+    KINFORMER_TRY_ASSIGN(config.exec, read_exec(*r, exec, user_where + ": exec"));
+  }
   if (user["auth-provider"])
     return r->fail(user_where + ": auth-provider plugins are not supported");
   if (user["username"] || user["password"])

@@ -6,8 +6,10 @@
 // an error naming the field (for example `invalid_argument: kubeconfig "/x/config": cluster
 // "dev": certificate-authority-data is not valid base64`).
 
+#include "protocol/exec_credential.hpp"
 #include "protocol/result.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +27,9 @@ struct connection_config {
   std::string client_cert_data;
   std::string client_key_file; // PEM private key of the client certificate
   std::string client_key_data;
-  std::string tls_server_name;   // overrides the host name used for SNI and verification
-  std::string default_namespace; // "default" unless the source says otherwise
+  std::string tls_server_name;     // overrides the host name used for SNI and verification
+  std::string default_namespace;   // "default" unless the source says otherwise
+  std::optional<exec_config> exec; // a credential plugin: its token or certificate is used
 };
 
 // The parts of a server URL a client needs to connect.
@@ -54,8 +57,9 @@ result<connection_config> in_cluster_config(std::string_view host, std::string_v
                                             std::string_view service_account_dir);
 
 // Loads a kubeconfig file at `context`, or at its current-context when `context` is empty.
-// Relative file paths resolve against the kubeconfig's directory. `exec` and `auth-provider`
-// users are not supported and give an error saying so.
+// Relative file paths resolve against the kubeconfig's directory (so does an exec command
+// given as a relative path with a '/'). `auth-provider` users are not supported and give an
+// error saying so (client-go dropped them for exec plugins).
 result<connection_config> load_kubeconfig(const std::string& path, std::string_view context = {});
 // Loads several kubeconfig files merged as kubectl merges the files KUBECONFIG lists
 // (client-go's rules): the first file to define a context, cluster or user name wins, and so

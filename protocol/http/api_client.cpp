@@ -3,6 +3,8 @@
 
 #include "protocol/http/api_client.hpp"
 
+#include "protocol/exec_credential.hpp"
+
 #include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
 #include "protocol/list_decoder.hpp"
@@ -469,6 +471,26 @@ std::pair<error, response_info> describe_failure(const raw_response& response) {
 
 } // namespace
 
+namespace {
+
+// What an exec plugin with provideClusterInfo is told about the cluster.
+exec_cluster_info exec_cluster_of(const connection_config& config) {
+  exec_cluster_info info;
+  info.server = config.server;
+  info.tls_server_name = config.tls_server_name;
+  info.insecure_skip_tls_verify = config.insecure_skip_tls_verify;
+  info.certificate_authority_data = config.ca_data;
+  if (info.certificate_authority_data.empty() && !config.ca_file.empty()) {
+    std::ifstream in(config.ca_file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    info.certificate_authority_data = text.str();
+  }
+  return info;
+}
+
+} // namespace
+
 struct api_client::impl {
   impl(connection_config config_in, server_endpoint endpoint_in, client_options options_in)
       : config(std::move(config_in)), endpoint(std::move(endpoint_in)),
@@ -476,12 +498,17 @@ struct api_client::impl {
         tokens(config.token, config.token_file, options.token_recheck_interval),
         work(asio::make_work_guard(ioc)), liveness(std::make_shared<client_liveness>()) {
     liveness->ioc = &ioc;
+    if (config.exec)
+      exec_credentials.emplace(*config.exec, exec_cluster_of(config));
   }
 
   const connection_config config;
   const server_endpoint endpoint;
   const client_options options;
   token_source tokens;
+  // With a kubeconfig `exec` user: the plugin's credential, which replaces token and file.
+  std::optional<exec_credential_cache> exec_credentials;
+  exec_credential exec_current;
   asio::io_context ioc;
   asio::executor_work_guard<asio::io_context::executor_type> work;
   std::optional<ssl::context> tls_context;
@@ -495,6 +522,18 @@ struct api_client::impl {
   std::vector<std::shared_ptr<connection>> idle;
 
   status_result configure_tls();
+  // Runs the exec plugin when its credential is missing or expired (on this I/O thread: it
+  // blocks the client's other requests while it runs, as it does only every token lifetime).
+  // A new client certificate from it replaces the TLS context and drops idle connections.
+  status_result refresh_exec_credential();
+  // After a 401: the exec credential or the token file is read again; true when a retry may
+  // succeed.
+  bool renew_credentials() {
+    if (!exec_credentials)
+      return tokens.refresh();
+    exec_credentials->invalidate();
+    return true;
+  }
   std::string host_header() const;
   std::string verify_name() const {
     return config.tls_server_name.empty() ? endpoint.host : config.tls_server_name;
@@ -544,7 +583,33 @@ status_result api_client::impl::configure_tls() {
   settings.client_cert_file = config.client_cert_file;
   settings.client_key_data = config.client_key_data;
   settings.client_key_file = config.client_key_file;
+  if (!exec_current.client_certificate_data.empty()) {
+    settings.client_cert_data = exec_current.client_certificate_data;
+    settings.client_cert_file.clear();
+    settings.client_key_data = exec_current.client_key_data;
+    settings.client_key_file.clear();
+  }
   return configure_tls_client(*tls_context, settings);
+}
+
+status_result api_client::impl::refresh_exec_credential() {
+  if (!exec_credentials)
+    return ok_v;
+  bool changed = false;
+  auto credential = exec_credentials->current(changed);
+  if (!credential)
+    return std::move(credential).err();
+  const bool new_certificate =
+      credential->client_certificate_data != exec_current.client_certificate_data ||
+      credential->client_key_data != exec_current.client_key_data;
+  exec_current = std::move(*credential);
+  if (new_certificate && endpoint.tls) {
+    // Connections made with the old certificate keep their own reference to the old context.
+    if (auto tls = configure_tls(); !tls)
+      return tls;
+    idle.clear();
+  }
+  return ok_v;
 }
 
 std::string api_client::impl::host_header() const {
@@ -558,7 +623,8 @@ bhttp::request<bhttp::empty_body> api_client::impl::make_request(const std::stri
   request.set(bhttp::field::host, host_header());
   request.set(bhttp::field::user_agent, options.user_agent);
   request.set(bhttp::field::accept, accept);
-  if (const std::string& token = tokens.current(); !token.empty())
+  const std::string& token = exec_credentials ? exec_current.token : tokens.current();
+  if (!token.empty())
     request.set(bhttp::field::authorization, "Bearer " + token);
   request.keep_alive(true);
   return request;
@@ -628,6 +694,8 @@ awaitable<result<raw_response>> api_client::impl::exchange_once(operation& op,
                                                                 const std::string& target,
                                                                 std::string_view accept,
                                                                 const body_sink& sink) {
+  if (auto credentials = refresh_exec_credential(); !credentials)
+    co_return std::move(credentials).err();
   // A kept-alive connection may have been closed by the server meanwhile: when a reused one
   // fails before the response header, the request is sent again on a fresh connection.
   for (int attempt = 0;; ++attempt) {
@@ -710,8 +778,9 @@ awaitable<result<raw_response>> api_client::impl::exchange(operation& op, api_ve
   auto started = clock_type::now();
   auto response = co_await exchange_once(op, target, accept, sink);
   observe(verb, started, response ? response->status_code : 0);
-  // A rotated token shows up as a 401: re-read it and try once more if it changed.
-  if (response && response->status_code == 401 && tokens.refresh() && !op.aborted) {
+  // A rotated token shows up as a 401: re-read it (or run the exec plugin again) and try once
+  // more if that may help.
+  if (response && response->status_code == 401 && renew_credentials() && !op.aborted) {
     started = clock_type::now();
     response = co_await exchange_once(op, target, accept, sink);
     observe(verb, started, response ? response->status_code : 0);
@@ -905,6 +974,13 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
   const auto& r = s->request;
   const std::string target = build_watch_target(r);
 
+  if (auto credentials = refresh_exec_credential(); !credentials) {
+    observe(api_verb::watch, started, 0);
+    close_watch(*s,
+                watch_closed_info{
+                    close_reason_for(credentials.err().code), credentials.err().describe(), {}, 0});
+    co_return;
+  }
   auto opened = co_await open_connection(*s);
   if (!opened) {
     observe(api_verb::watch, started, 0);
@@ -937,7 +1013,7 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
   observe(api_verb::watch, started, status_code);
   if (status_code != 200) {
     if (status_code == 401)
-      tokens.refresh(); // the next watch carries a rotated token
+      renew_credentials(); // the next watch carries a rotated token or a new exec credential
     raw_response response;
     response.status_code = status_code;
     response.retry_after_seconds = retry_after_header(parser.get()[bhttp::field::retry_after]);

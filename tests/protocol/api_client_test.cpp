@@ -840,6 +840,72 @@ TEST_CASE("a rotated token file is picked up on 401") {
   CHECK(authorizations == std::vector<std::string>{"Bearer tok-1", "Bearer tok-1", "Bearer tok-2"});
 }
 
+TEST_CASE("an exec plugin's token is sent, kept, and fetched again after a 401") {
+  temp_dir dir;
+  dir.write("token", "tok-1");
+  // The plugin prints whatever the token file holds, and counts its runs.
+  const auto plugin = dir.write(
+      "plugin.sh",
+      "#!/bin/sh\necho run >> \"" + dir.file("runs") +
+          "\"\n"
+          "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+          "\"status\":{\"token\":\"%s\"}}' \"$(cat \"" +
+          dir.file("token") + "\")\"\n");
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  auto runs = [&] {
+    std::ifstream in(dir.file("runs"));
+    return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  };
+  std::mutex mutex;
+  std::string valid_token = "Bearer tok-1";
+  std::vector<std::string> authorizations;
+  scripted_server server([&](server_exchange& ex) {
+    std::lock_guard lock(mutex);
+    authorizations.push_back(ex.request().authorization);
+    ex.respond(ex.request().authorization == valid_token ? 200 : 401,
+               ex.request().authorization == valid_token ? "{}" : status_json(401, "Unauthorized"));
+  });
+  auto config = *from_server_url(server.url());
+  config.exec = exec_config{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = plugin;
+  config.exec->interactive_mode = exec_interactive_mode::never;
+  auto client = make_client(config);
+
+  for (int i = 0; i < 2; ++i) {
+    auto reply = client->get_sync("/api");
+    REQUIRE(reply.ok());
+    CHECK(reply->status_code == 200);
+  }
+  CHECK(runs() == 1); // no expiry: kept until the server refuses it
+
+  dir.write("token", "tok-2");
+  {
+    std::lock_guard lock(mutex);
+    valid_token = "Bearer tok-2";
+  }
+  auto after_rotation = client->get_sync("/api");
+  REQUIRE(after_rotation.ok());
+  CHECK(after_rotation->status_code == 200);
+  CHECK(runs() == 2);
+  std::lock_guard lock(mutex);
+  CHECK(authorizations ==
+        std::vector<std::string>{"Bearer tok-1", "Bearer tok-1", "Bearer tok-1", "Bearer tok-2"});
+}
+
+TEST_CASE("a failing exec plugin fails the request with errc::credentials") {
+  scripted_server server([](server_exchange& ex) { ex.respond(200, "{}"); });
+  auto config = *from_server_url(server.url());
+  config.exec = exec_config{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = "false";
+  auto client = make_client(config);
+  auto reply = client->get_sync("/api");
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.err().code == errc::credentials);
+  CHECK_THAT(reply.err().message, Catch::Contains("exited with status 1"));
+}
+
 TEST_CASE("the token file is re-read after the recheck interval") {
   temp_dir dir;
   const auto token_file = dir.write("token", "tok-1");

@@ -89,10 +89,15 @@ TEST_CASE("kubeconfig: an explicit context wins, relative paths resolve against 
 
 TEST_CASE("kubeconfig: unsupported and malformed inputs give errors naming the field") {
   temp_dir dir;
-  SECTION("exec plugin") {
+  SECTION("exec plugin without an apiVersion") {
     auto r = load_kubeconfig(dir.write("c", with_user("    exec: {command: aws}\n")));
-    CHECK_THAT(error_of(r),
-               Catch::Contains("user \"u\": exec credential plugins are not supported"));
+    CHECK_THAT(error_of(r), Catch::Contains("user \"u\": exec: apiVersion \"\" is not"));
+  }
+  SECTION("exec plugin with a bad interactiveMode") {
+    auto r = load_kubeconfig(dir.write(
+        "c", with_user("    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, "
+                       "interactiveMode: Sometimes}\n")));
+    CHECK_THAT(error_of(r), Catch::Contains("interactiveMode \"Sometimes\" is not Never"));
   }
   SECTION("auth-provider") {
     auto r = load_kubeconfig(dir.write("c", with_user("    auth-provider: {name: gcp}\n")));
@@ -219,6 +224,38 @@ TEST_CASE("kubeconfig search paths: KUBECONFIG's existing files in order, else ~
   const auto home_config = dir.write(".kube/config", "{}");
   CHECK(kubeconfig_search_paths("", dir.path().string()) == std::vector<std::string>{home_config});
   CHECK(kubeconfig_search_paths("", "").empty());
+}
+
+TEST_CASE("kubeconfig: an exec user, as EKS, GKE and AKS write them") {
+  temp_dir dir;
+  auto config = load_kubeconfig(dir.write("kube/config", with_user(R"(    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: ./bin/get-token
+      args: [eks, get-token, --cluster-name, prod]
+      env: [{name: AWS_PROFILE, value: ops}]
+      installHint: install the AWS CLI
+      provideClusterInfo: true
+      interactiveMode: Never
+)")));
+  REQUIRE(config.ok());
+  REQUIRE(config->exec);
+  const exec_config& exec = *config->exec;
+  CHECK(exec.api_version == "client.authentication.k8s.io/v1beta1");
+  CHECK(exec.command == (dir.path() / "kube/bin/get-token").string());
+  CHECK(exec.args == std::vector<std::string>{"eks", "get-token", "--cluster-name", "prod"});
+  REQUIRE(exec.env.size() == 1);
+  CHECK(exec.env[0] == std::pair<std::string, std::string>{"AWS_PROFILE", "ops"});
+  CHECK(exec.install_hint == "install the AWS CLI");
+  CHECK(exec.provide_cluster_info);
+  CHECK(exec.interactive_mode == exec_interactive_mode::never);
+
+  // A bare command name is looked up in PATH, not next to the kubeconfig.
+  auto bare = load_kubeconfig(
+      dir.write("c2", with_user("    exec: {apiVersion: client.authentication.k8s.io/v1, command: "
+                                "gke-gcloud-auth-plugin}\n")));
+  REQUIRE(bare.ok());
+  CHECK(bare->exec->command == "gke-gcloud-auth-plugin");
+  CHECK(bare->exec->interactive_mode == exec_interactive_mode::if_available);
 }
 
 TEST_CASE("kubeconfig: a context without a user is anonymous") {
