@@ -473,6 +473,40 @@ std::pair<error, response_info> describe_failure(const raw_response& response) {
 
 namespace {
 
+// Notices that a file (the CA bundle) was replaced: by its modification time, looked at no more
+// often than `interval`, or at once after check_now().
+class file_change_watch {
+public:
+  file_change_watch(std::string path, std::chrono::milliseconds interval)
+      : path_(std::move(path)), interval_(interval) {
+    std::error_code ec;
+    mtime_ = std::filesystem::last_write_time(path_, ec);
+    last_check_ = clock_type::now();
+  }
+
+  // True when the file changed since the last time this returned true (or since creation).
+  bool changed() {
+    if (path_.empty() || (!forced_ && clock_type::now() - last_check_ < interval_))
+      return false;
+    forced_ = false;
+    last_check_ = clock_type::now();
+    std::error_code ec;
+    const auto mtime = std::filesystem::last_write_time(path_, ec);
+    if (ec || mtime == mtime_)
+      return false; // unchanged, or briefly missing while being replaced
+    mtime_ = mtime;
+    return true;
+  }
+  void check_now() noexcept { forced_ = true; }
+
+private:
+  std::string path_;
+  std::chrono::milliseconds interval_;
+  clock_type::time_point last_check_{};
+  std::filesystem::file_time_type mtime_{};
+  bool forced_ = false;
+};
+
 // What an exec plugin with provideClusterInfo is told about the cluster.
 exec_cluster_info exec_cluster_of(const connection_config& config) {
   exec_cluster_info info;
@@ -496,6 +530,8 @@ struct api_client::impl {
       : config(std::move(config_in)), endpoint(std::move(endpoint_in)),
         options(std::move(options_in)),
         tokens(config.token, config.token_file, options.token_recheck_interval),
+        ca_file_watch(config.ca_data.empty() ? config.ca_file : std::string(),
+                      options.token_recheck_interval),
         work(asio::make_work_guard(ioc)), liveness(std::make_shared<client_liveness>()) {
     liveness->ioc = &ioc;
     if (config.exec)
@@ -509,6 +545,8 @@ struct api_client::impl {
   // With a kubeconfig `exec` user: the plugin's credential, which replaces token and file.
   std::optional<exec_credential_cache> exec_credentials;
   exec_credential exec_current;
+  // A CA file given as a file (not as data) is reloaded when it changes: CAs rotate.
+  file_change_watch ca_file_watch;
   asio::io_context ioc;
   asio::executor_work_guard<asio::io_context::executor_type> work;
   std::optional<ssl::context> tls_context;
@@ -679,12 +717,21 @@ awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection
     co_return failure(rec, op, nullptr, "resolving " + endpoint.host);
   if (op.aborted)
     co_return make_error(errc::cancelled, "request cancelled");
+  if (tls_context && ca_file_watch.changed()) {
+    // A rotated CA: new connections trust the new bundle; kept-alive ones are let go.
+    if (auto reloaded = configure_tls(); !reloaded)
+      co_return std::move(reloaded).err();
+    idle.clear();
+  }
   auto conn = std::make_shared<connection>(ioc, tls_context ? &*tls_context : nullptr);
   op.conn = conn;
   const error_code ec =
       co_await conn->connect(endpoints, verify_name(), !config.insecure_skip_tls_verify, deadline);
-  if (ec)
+  if (ec) {
+    if (is_tls_error(ec))
+      ca_file_watch.check_now(); // the server may present a certificate of a new CA already
     co_return failure(ec, op, conn.get(), "connecting to " + host_header());
+  }
   if (op.aborted)
     co_return make_error(errc::cancelled, "request cancelled");
   co_return conn;

@@ -14,7 +14,11 @@
 //
 // Bearer tokens come from `token`, or from `token_file`, re-read when its modification time
 // changes (checked at most once per `token_recheck_interval`, and on every 401: bound service
-// account tokens rotate). A 401 on a list or get is retried once when the token changed.
+// account tokens rotate). A 401 on a list or get is retried once when the token changed. With
+// an exec credential plugin (connection_config::exec) its credential is used instead, and the
+// plugin runs again after a 401. A CA given as a file is reloaded when the file changes
+// (checked as a new connection opens, at most once per `token_recheck_interval`, and at once
+// after a failed TLS handshake): new connections trust the new bundle.
 //
 // Destroying the client cancels every request (lists and gets complete with errc::cancelled,
 // watches close with watch_close_reason::cancelled), waits for those callbacks, and joins the

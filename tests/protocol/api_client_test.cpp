@@ -1032,6 +1032,30 @@ TEST_CASE("TLS: verification with the right CA, failure with the wrong one") {
   }
 }
 
+TEST_CASE("TLS: a CA file that changes is reloaded (CA rotation)") {
+  test_pki pki;
+  REQUIRE(pki.ok);
+  scripted_server server([](server_exchange& ex) { ex.respond(200, "{}"); },
+                         test::server_tls_files{pki.file("server.crt"), pki.file("server.key")});
+  temp_dir dir;
+  // The client trusts only the old CA: the server's certificate is from the new one.
+  const auto ca_file = dir.write("ca.crt", read_all(pki.file("other-ca.crt")));
+  auto config = *from_server_url(server.url());
+  config.ca_file = ca_file;
+  auto client = make_client(config); // the default recheck interval: a minute
+  auto refused = client->get_sync("/api");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.err().code == errc::tls);
+
+  // The bundle is rotated in place: the failed handshake made the client look again.
+  dir.write("ca.crt", read_all(pki.file("ca.crt")));
+  std::filesystem::last_write_time(ca_file, std::filesystem::last_write_time(ca_file) + 10s);
+  auto accepted = client->get_sync("/api");
+  INFO((accepted ? "" : accepted.err().describe()));
+  REQUIRE(accepted.ok());
+  CHECK(accepted->status_code == 200);
+}
+
 TEST_CASE("a watch streams over TLS") {
   test_pki pki;
   REQUIRE(pki.ok);
