@@ -111,9 +111,7 @@ status_result check_cluster(const cluster_options& cluster) {
     if (auto url = parse_server_url(cluster.server); !url)
       return invalid("cluster.server: " + url.err().message);
     break;
-  case connection_mode::kubeconfig:
-    if (cluster.kubeconfig.empty())
-      return invalid("cluster.kubeconfig: missing (mode is kubeconfig)");
+  case connection_mode::kubeconfig: // no file: KUBECONFIG's files or ~/.kube/config, as kubectl
     break;
   case connection_mode::in_cluster:
   case connection_mode::simulate:
@@ -342,10 +340,14 @@ result<connection_mode> resolve_connection_mode(const cluster_options& cluster,
     return connection_mode::kubeconfig;
   if (!cluster.server.empty())
     return connection_mode::server;
+  // As kubectl: the files KUBECONFIG lists, else ~/.kube/config, before the service account.
+  if (!kubeconfig_search_paths(env("KUBECONFIG").value_or(""), env("HOME").value_or("")).empty())
+    return connection_mode::kubeconfig;
   if (env("KUBERNETES_SERVICE_HOST") && env("KUBERNETES_SERVICE_PORT"))
     return connection_mode::in_cluster;
   return invalid("cluster: no API server given: use --server URL, --kubeconfig FILE or "
-                 "--simulate (in a pod, the service account is used)");
+                 "--simulate (in a pod, the service account is used; KUBECONFIG and "
+                 "~/.kube/config when present)");
 }
 
 result<connection_config> load_connection(const cluster_options& cluster) {
@@ -357,6 +359,13 @@ result<connection_config> load_connection(const cluster_options& cluster) {
     case connection_mode::in_cluster:
       return in_cluster_config();
     case connection_mode::kubeconfig:
+      if (cluster.kubeconfig.empty()) { // from KUBECONFIG or ~/.kube/config, merged
+        auto paths = kubeconfig_search_paths();
+        if (paths.empty())
+          return invalid("cluster: no kubeconfig file (KUBECONFIG names none that exists, and "
+                         "there is no ~/.kube/config)");
+        return load_kubeconfig(paths, cluster.context);
+      }
       return load_kubeconfig(cluster.kubeconfig, cluster.context);
     case connection_mode::server:
       return from_server_url(cluster.server);

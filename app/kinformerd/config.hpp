@@ -152,6 +152,8 @@ struct service_config {
   simulate_options simulate;
   // --help was given: print command_line_help() and exit 0. Nothing else was parsed or checked.
   bool show_help = false;
+  // --version was given: print the version and exit 0.
+  bool show_version = false;
 };
 
 // Reads environment variables; tests pass their own.

@@ -27,6 +27,8 @@ KUBERNETES_SERVICE_PORT are set; otherwise one of these is required):
   --insecure-skip-tls-verify     do not verify the server's certificate (testing only)
   --kubeconfig FILE              use a kubeconfig file...
   --context NAME                 ...at this context (default: its current-context)
+                                 Without any of these, the files KUBECONFIG lists (merged as
+                                 kubectl merges them) or ~/.kube/config are used when present.
   --simulate                     start the embedded API-server simulator (realistic pods and
                                  churn) and run against it; watches pods and logs deltas unless
                                  informers or handlers are configured
@@ -34,9 +36,10 @@ KUBERNETES_SERVICE_PORT are set; otherwise one of these is required):
 Informers:
   --watch RESOURCE               run an informer for RESOURCE (repeatable): pods,
                                  deployments.apps, widgets.example.com
-  --namespace NS                 limit every informer to these namespaces (repeatable;
+  -n, --namespace NS             limit every informer to these namespaces (repeatable;
                                  default: all)
-  --selector SELECTOR            label selector for every informer (app=web,tier!=db)
+  -A, --all-namespaces           every namespace (drops namespaces the config file names)
+  -l, --selector SELECTOR        label selector for every informer (app=web,tier!=db)
   --field-selector SELECTOR      field selector for every informer (status.phase=Running)
   --metadata-only                cache PartialObjectMetadata instead of full objects
 
@@ -46,6 +49,7 @@ Service:
   --listen-metrics HOST:PORT     /metrics, /healthz, /readyz address (127.0.0.1:9090)
   --log-level LEVEL              debug, info, warn or error (info)
   --config FILE                  YAML config file; flags override it
+  --version                      print the version
   --help                         print this text
 
 Flags take their value as the next argument or after '=' (--watch=pods). Errors name the flag
@@ -61,10 +65,21 @@ struct flag {
   std::optional<std::string> inline_value;
 };
 
+// kubectl's short forms, spelled out.
+std::string long_name(std::string name) {
+  if (name == "-n")
+    return "--namespace";
+  if (name == "-l")
+    return "--selector";
+  if (name == "-A")
+    return "--all-namespaces";
+  return name;
+}
+
 flag split_flag(std::string_view arg) {
   if (auto eq = arg.find('='); eq != std::string_view::npos)
-    return {std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1))};
-  return {std::string(arg), std::nullopt};
+    return {long_name(std::string(arg.substr(0, eq))), std::string(arg.substr(eq + 1))};
+  return {long_name(std::string(arg)), std::nullopt};
 }
 
 // Walks argv, handing out each flag's value.
@@ -115,7 +130,8 @@ private:
 
 // Applies one flag (other than --config and --help) to `config`.
 status_result apply_flag(const flag& f, arguments& args, service_config& config,
-                         connection_choice& connection, bool& namespaces_from_flags) {
+                         connection_choice& connection, bool& namespaces_from_flags,
+                         bool& all_namespaces) {
   auto cluster_path = [&](std::string& target) -> status_result {
     auto v = args.value();
     if (!v)
@@ -164,6 +180,18 @@ status_result apply_flag(const flag& f, arguments& args, service_config& config,
       return std::move(on).err();
     return *on ? choose_mode(connection_mode::simulate) : status_result(ok_v);
   }
+  if (name == "--all-namespaces") {
+    auto on = args.switch_value();
+    if (!on)
+      return std::move(on).err();
+    if (*on) {
+      if (namespaces_from_flags)
+        return invalid("--all-namespaces: conflicts with --namespace");
+      config.defaults.namespaces.clear(); // no namespace named: every namespace
+      all_namespaces = true;
+    }
+    return ok_v;
+  }
   if (name == "--insecure-skip-tls-verify" || name == "--metadata-only") {
     auto on = args.switch_value();
     if (!on)
@@ -188,6 +216,8 @@ status_result apply_flag(const flag& f, arguments& args, service_config& config,
     informer.name = informer.resource = value;
     config.informers.push_back(std::move(informer));
   } else if (name == "--namespace") {
+    if (all_namespaces)
+      return invalid("--namespace: conflicts with --all-namespaces");
     // The first --namespace replaces the file's list; later ones add to it.
     if (!namespaces_from_flags)
       config.defaults.namespaces.clear();
@@ -255,6 +285,11 @@ result<service_config> parse_command_line(int argc, const char* const* argv,
         help.show_help = true;
         return help;
       }
+      if (f.name == "--version") {
+        service_config version;
+        version.show_version = true;
+        return version;
+      }
       if (f.name != "--config")
         continue;
       if (config_file)
@@ -276,7 +311,7 @@ result<service_config> parse_command_line(int argc, const char* const* argv,
 
   arguments args(argc, argv);
   connection_choice connection;
-  bool namespaces_from_flags = false;
+  bool namespaces_from_flags = false, all_namespaces = false;
   while (!args.done()) {
     const flag f = args.next_flag();
     if (!f.name.starts_with("--"))
@@ -285,7 +320,9 @@ result<service_config> parse_command_line(int argc, const char* const* argv,
       (void)args.value(); // read in the first pass
       continue;
     }
-    if (auto applied = apply_flag(f, args, config, connection, namespaces_from_flags); !applied)
+    if (auto applied =
+            apply_flag(f, args, config, connection, namespaces_from_flags, all_namespaces);
+        !applied)
       return std::move(applied).err();
   }
 

@@ -6,6 +6,7 @@
 // fails, 2 for a bad command line or config.
 
 #include "app/common/allocator_tuning.hpp"
+#include "app/common/client_flags.hpp"
 #include "app/kinformerd/config.hpp"
 #include "app/kinformerd/service.hpp"
 
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
   }
   if (config->show_help) {
     std::cout << service::command_line_help();
+    return 0;
+  }
+  if (config->show_version) {
+    std::cout << "kinformerd " << kinformer_version() << "\n";
     return 0;
   }
 

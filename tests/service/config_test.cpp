@@ -278,7 +278,6 @@ TEST_CASE("file errors name the file, line and field", "[config][errors]") {
       {"cluster: {mode: cloud}\n", "cluster.mode: \"cloud\" is not a mode"},
       {"cluster: {mode: server}\n", "cluster.server: missing (mode is server)"},
       {"cluster: {mode: server, server: \"ftp://x\"}\n", "cluster.server: "},
-      {"cluster: {mode: kubeconfig}\n", "cluster.kubeconfig: missing (mode is kubeconfig)"},
       {"cluster: {mode: in-cluster, server: \"https://x\"}\n",
        "cluster.server: not used in mode in-cluster"},
       {"cluster: {server: \"https://x\", kubeconfig: /k}\n",
@@ -529,6 +528,45 @@ TEST_CASE("the connection mode: explicit choices, then the environment", "[confi
         "--kubeconfig: conflicts with --server");
   CHECK(error_of(parse_flags({"--simulate", "--server", "https://a"})) ==
         "--server: conflicts with --simulate");
+}
+
+TEST_CASE("kubectl's flags: -n, -l, -A, --version, and KUBECONFIG or ~/.kube/config",
+          "[config][flags]") {
+  auto parsed =
+      parse_flags({"--server=https://a", "--watch", "pods", "-n", "x", "-n=y", "-l", "app=web"});
+  REQUIRE(parsed.ok());
+  CHECK(parsed->defaults.namespaces == std::vector<std::string>{"x", "y"});
+  CHECK(parsed->defaults.labels.to_string() == "app=web");
+
+  temp_dir dir;
+  const auto file = dir.write("config.yaml", "defaults: {namespaces: [from-file]}\n"
+                                             "informers: [{resource: pods}]\n");
+  auto all = parse_flags({"--config", file, "--server", "https://a", "-A"});
+  REQUIRE(all.ok());
+  CHECK(all->defaults.namespaces.empty()); // every namespace
+  CHECK(error_of(parse_flags({"--server", "https://a", "--watch", "pods", "-A", "-n", "x"})) ==
+        "--namespace: conflicts with --all-namespaces");
+  CHECK(error_of(parse_flags({"--server", "https://a", "--watch", "pods", "-n", "x", "-A"})) ==
+        "--all-namespaces: conflicts with --namespace");
+
+  auto version = parse_flags({"--watch", "pods", "--version"});
+  REQUIRE(version.ok());
+  CHECK(version->show_version);
+
+  // No connection flag: a kubeconfig kubectl would find comes before the service account.
+  const auto kubeconfig = dir.write("kube", "current-context: c\n");
+  const auto in_pod_with_kubeconfig =
+      fake_env({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                {"KUBERNETES_SERVICE_PORT", "443"},
+                {"KUBECONFIG", dir.file("missing") + ":" + kubeconfig}});
+  auto from_env = parse_flags({"--watch", "pods"}, in_pod_with_kubeconfig);
+  REQUIRE(from_env.ok());
+  CHECK(from_env->cluster.mode == connection_mode::kubeconfig);
+  CHECK(from_env->cluster.kubeconfig.empty()); // the files are found again when connecting
+  dir.write(".kube/config", "current-context: c\n");
+  auto from_home = parse_flags({"--watch", "pods"}, fake_env({{"HOME", dir.path().string()}}));
+  REQUIRE(from_home.ok());
+  CHECK(from_home->cluster.mode == connection_mode::kubeconfig);
 }
 
 TEST_CASE("simulate mode alone watches pods and logs deltas", "[config][flags]") {
