@@ -438,6 +438,7 @@ result<connection_config> read_kubeconfig(const std::vector<kubeconfig_file>& fi
                        r->bool_field(cluster, "insecure-skip-tls-verify", cluster_where));
   KINFORMER_TRY_ASSIGN(config.tls_server_name,
                        r->string_field(cluster, "tls-server-name", cluster_where));
+  KINFORMER_TRY_ASSIGN(config.proxy_url, r->string_field(cluster, "proxy-url", cluster_where));
 
   // A context may name no user: the connection is then anonymous.
   if (user_name.empty())

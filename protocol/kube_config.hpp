@@ -30,6 +30,7 @@ struct connection_config {
   std::string tls_server_name;     // overrides the host name used for SNI and verification
   std::string default_namespace;   // "default" unless the source says otherwise
   std::optional<exec_config> exec; // a credential plugin: its token or certificate is used
+  std::string proxy_url;           // http://[user:password@]host:port; empty: HTTPS_PROXY...
 };
 
 // The parts of a server URL a client needs to connect.

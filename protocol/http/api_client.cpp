@@ -4,6 +4,7 @@
 #include "protocol/http/api_client.hpp"
 
 #include "protocol/exec_credential.hpp"
+#include "protocol/proxy.hpp"
 
 #include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
@@ -219,14 +220,21 @@ public:
     return kinformer::describe_tls_failure(tls_ ? tls_->native_handle() : nullptr, ec);
   }
 
+  // Connects to `endpoints`: the server's, or the proxy's when `tunnel_to` names the server
+  // ("host:port") to open a CONNECT tunnel to first.
   awaitable<error_code> connect(const tcp::resolver::results_type& endpoints,
                                 const std::string& verify_name, bool verify,
-                                clock_type::time_point deadline) {
+                                clock_type::time_point deadline, const std::string& tunnel_to = {},
+                                const std::string& proxy_authorization = {}) {
     tcp().expires_at(deadline);
     auto [ec, endpoint] = co_await tcp().async_connect(endpoints, nothrow);
     if (ec)
       co_return ec;
     tcp().socket().set_option(tcp::no_delay(true), ec);
+    if (!tunnel_to.empty()) {
+      if (auto tunnel_ec = co_await open_tunnel(tunnel_to, proxy_authorization); tunnel_ec)
+        co_return tunnel_ec;
+    }
     if (!tls_)
       co_return error_code{};
     prepare_tls_connection(tls_->native_handle(), verify_name, verify);
@@ -234,6 +242,9 @@ public:
     auto [hs_ec] = co_await tls_->async_handshake(ssl::stream_base::client, nothrow);
     co_return hs_ec;
   }
+
+  // Why the proxy refused the tunnel ("407 Proxy Authentication Required"); empty otherwise.
+  const std::string& proxy_refusal() const noexcept { return proxy_refusal_; }
 
   awaitable<error_code> write(bhttp::request<bhttp::empty_body>& request,
                               clock_type::time_point deadline) {
@@ -316,8 +327,32 @@ public:
   }
 
 private:
+  // CONNECT target HTTP/1.1 through the proxy this socket reached; anything but 200 fails.
+  awaitable<error_code> open_tunnel(const std::string& target, const std::string& authorization) {
+    bhttp::request<bhttp::empty_body> request{bhttp::verb::connect, target, 11};
+    request.set(bhttp::field::host, target);
+    if (!authorization.empty())
+      request.set(bhttp::field::proxy_authorization, authorization);
+    auto [wec, written] = co_await bhttp::async_write(tcp(), request, nothrow);
+    if (wec)
+      co_return wec;
+    beast::flat_buffer buffer;
+    bhttp::response_parser<bhttp::empty_body> parser;
+    parser.skip(true); // a CONNECT answer has no body: the tunnel follows the header
+    auto [rec, read] = co_await bhttp::async_read_header(tcp(), buffer, parser, nothrow);
+    if (rec)
+      co_return rec;
+    if (parser.get().result_int() != 200) {
+      proxy_refusal_ =
+          std::to_string(parser.get().result_int()) + " " + std::string(parser.get().reason());
+      co_return asio::error::connection_refused;
+    }
+    co_return error_code{};
+  }
+
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
   std::optional<beast::tcp_stream> plain_;
+  std::string proxy_refusal_;
   beast::flat_buffer buffer_;
 };
 
@@ -547,6 +582,8 @@ struct api_client::impl {
   exec_credential exec_current;
   // A CA file given as a file (not as data) is reloaded when it changes: CAs rotate.
   file_change_watch ca_file_watch;
+  // Set when requests go through an HTTP proxy (a CONNECT tunnel to the server).
+  std::optional<proxy_endpoint> proxy;
   asio::io_context ioc;
   asio::executor_work_guard<asio::io_context::executor_type> work;
   std::optional<ssl::context> tls_context;
@@ -712,9 +749,11 @@ awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection
     co_return make_error(errc::cancelled, "request cancelled");
   const auto deadline = clock_type::now() + options.connect_timeout;
   tcp::resolver resolver(ioc);
-  auto [rec, endpoints] = co_await resolver.async_resolve(endpoint.host, endpoint.port, nothrow);
+  const std::string& dial_host = proxy ? proxy->host : endpoint.host;
+  auto [rec, endpoints] =
+      co_await resolver.async_resolve(dial_host, proxy ? proxy->port : endpoint.port, nothrow);
   if (rec)
-    co_return failure(rec, op, nullptr, "resolving " + endpoint.host);
+    co_return failure(rec, op, nullptr, "resolving " + dial_host);
   if (op.aborted)
     co_return make_error(errc::cancelled, "request cancelled");
   if (tls_context && ca_file_watch.changed()) {
@@ -725,12 +764,25 @@ awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection
   }
   auto conn = std::make_shared<connection>(ioc, tls_context ? &*tls_context : nullptr);
   op.conn = conn;
-  const error_code ec =
-      co_await conn->connect(endpoints, verify_name(), !config.insecure_skip_tls_verify, deadline);
+  // Named, not temporaries of a conditional inside the co_await: g++ 12 frees those twice.
+  std::string tunnel_to, proxy_authorization;
+  if (proxy) {
+    tunnel_to = host_header();
+    proxy_authorization = proxy->authorization;
+  }
+  const std::string name = verify_name();
+  const error_code ec = co_await conn->connect(endpoints, name, !config.insecure_skip_tls_verify,
+                                               deadline, tunnel_to, proxy_authorization);
   if (ec) {
     if (is_tls_error(ec))
       ca_file_watch.check_now(); // the server may present a certificate of a new CA already
-    co_return failure(ec, op, conn.get(), "connecting to " + host_header());
+    if (!conn->proxy_refusal().empty())
+      co_return make_error(errc::io, "proxy " + proxy->host + ":" + proxy->port +
+                                         " refused the tunnel to " + host_header() + ": " +
+                                         conn->proxy_refusal());
+    co_return failure(ec, op, conn.get(),
+                      "connecting to " + host_header() +
+                          (proxy ? " through proxy " + proxy->host + ":" + proxy->port : ""));
   }
   if (op.aborted)
     co_return make_error(errc::cancelled, "request cancelled");
@@ -1165,6 +1217,17 @@ result<std::unique_ptr<api_client>> api_client::create(const connection_config& 
   if (!endpoint)
     return std::move(endpoint).err();
   auto state = std::make_unique<impl>(config, std::move(*endpoint), options);
+  const std::string proxy_url =
+      !config.proxy_url.empty()
+          ? config.proxy_url
+          : proxy_url_from_environment(state->endpoint.tls, state->endpoint.host,
+                                       state->endpoint.port);
+  if (!proxy_url.empty()) {
+    auto proxy = parse_proxy_url(proxy_url);
+    if (!proxy)
+      return std::move(proxy).err();
+    state->proxy = std::move(*proxy);
+  }
   if (state->endpoint.tls) {
     if (auto tls = state->configure_tls(); !tls)
       return std::move(tls).err();

@@ -1,4 +1,5 @@
 #include "protocol/http/api_client.hpp"
+#include "tests/protocol/support/connect_proxy.hpp"
 #include "tests/protocol/support/scripted_server.hpp"
 #include "tests/protocol/support/temp_dir.hpp"
 
@@ -1054,6 +1055,49 @@ TEST_CASE("TLS: a CA file that changes is reloaded (CA rotation)") {
   INFO((accepted ? "" : accepted.err().describe()));
   REQUIRE(accepted.ok());
   CHECK(accepted->status_code == 200);
+}
+
+TEST_CASE("through an HTTP proxy: a CONNECT tunnel, TLS to the server inside it") {
+  test_pki pki;
+  REQUIRE(pki.ok);
+  scripted_server server([](server_exchange& ex) { ex.respond(200, R"({"kind":"APIVersions"})"); },
+                         test::server_tls_files{pki.file("server.crt"), pki.file("server.key")});
+  auto config = *from_server_url(server.url());
+  config.ca_file = pki.file("ca.crt");
+  const std::string server_authority = server.url().substr(std::string("https://").size());
+
+  SECTION("an open proxy") {
+    test::connect_proxy proxy;
+    config.proxy_url = proxy.url();
+    auto client = make_client(config);
+    auto response = client->get_sync("/api");
+    INFO((response ? "" : response.err().describe()));
+    REQUIRE(response.ok());
+    CHECK(response->body == R"({"kind":"APIVersions"})");
+    watch_log log; // a watch opens its own tunnel
+    watch_request request;
+    request.path = "/api/v1/pods";
+    client->watch(request, log.callbacks());
+    CHECK(log.wait_closed().reason != watch_close_reason::tls_error);
+    REQUIRE(proxy.targets().size() >= 2);
+    CHECK(proxy.targets().front() == server_authority);
+  }
+  SECTION("a proxy that wants credentials: given in the URL, or refused with its status") {
+    test::connect_proxy proxy("Basic dXNlcjpwYXNz"); // user:pass
+    config.proxy_url = "http://user:pass@" + proxy.url().substr(7);
+    REQUIRE(make_client(config)->get_sync("/api").ok());
+    config.proxy_url = proxy.url();
+    auto refused = make_client(config)->get_sync("/api");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.err().message, Catch::Contains("refused the tunnel") &&
+                                          Catch::Contains("407 Proxy Authentication Required"));
+  }
+  SECTION("a proxy URL kinformer cannot use is an error at creation") {
+    config.proxy_url = "socks5://127.0.0.1:1080";
+    auto created = api_client::create(config);
+    REQUIRE_FALSE(created.ok());
+    CHECK_THAT(created.err().message, Catch::Contains("only http:// proxies"));
+  }
 }
 
 TEST_CASE("a watch streams over TLS") {

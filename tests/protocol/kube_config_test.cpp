@@ -18,6 +18,7 @@ clusters:
     server: https://dev.example:6443/
     certificate-authority-data: Q0EgUEVNIFRFWFQ=
     tls-server-name: api.dev.internal
+    proxy-url: http://proxy.corp:3128
 - name: prod-cluster
   cluster:
     server: https://[fd00::1]:443
@@ -66,6 +67,7 @@ TEST_CASE("kubeconfig: the current context selects cluster, user and namespace")
   CHECK(config->ca_data == "CA PEM TEXT");
   CHECK(config->ca_file.empty());
   CHECK(config->tls_server_name == "api.dev.internal");
+  CHECK(config->proxy_url == "http://proxy.corp:3128");
   CHECK_FALSE(config->insecure_skip_tls_verify);
   CHECK(config->token == "secret-token");
   CHECK(config->client_cert_data == "CERT");
