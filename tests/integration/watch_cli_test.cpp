@@ -8,6 +8,7 @@
 // waiter thread per child for its exit. The only loop with a pause is the documented way to
 // learn that churn has finished: polling GET /sim/churn.
 
+#include "tests/protocol/support/temp_dir.hpp"
 #include "tests/support/child_process.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -24,6 +25,8 @@
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
@@ -60,9 +63,8 @@ struct http_reply {
 
 class kubesim {
 public:
-  kubesim(std::size_t pods, std::size_t namespaces)
-      : process_({KUBESIM_PATH, "--listen", "127.0.0.1:0", "--pods", std::to_string(pods),
-                  "--namespaces", std::to_string(namespaces)}) {
+  kubesim(std::size_t pods, std::size_t namespaces, const std::vector<std::string>& extra = {})
+      : process_(arguments(pods, namespaces, extra)) {
     auto first = process_.next_line(20s);
     INFO("kubesim stderr: " << (first ? "" : process_.stderr_text()));
     REQUIRE(first);
@@ -76,6 +78,20 @@ public:
 
   const std::string& url() const { return url_; }
 
+  static std::vector<std::string> arguments(std::size_t pods, std::size_t namespaces,
+                                            const std::vector<std::string>& extra) {
+    std::vector<std::string> argv{KUBESIM_PATH,
+                                  "--listen",
+                                  "127.0.0.1:0",
+                                  "--pods",
+                                  std::to_string(pods),
+                                  "--namespaces",
+                                  std::to_string(namespaces)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  // Plain HTTP only (the control routes); a --tls simulator is reached by the programs alone.
   http_reply call(http::verb method, const std::string& target) {
     net::io_context ioc;
     tcp::socket socket(ioc);
@@ -645,4 +661,46 @@ TEST_CASE("kinformer-watch -o name prints kind/name, --version its version", "[w
   auto code = version.wait_exit(10s);
   REQUIRE(code);
   CHECK(*code == 0);
+}
+
+TEST_CASE("kinformer-watch reaches a TLS simulator that wants a token through a kubeconfig whose "
+          "user is an exec plugin",
+          "[watch_cli]") {
+  kinformer::test::temp_dir dir;
+  kubesim sim(40, 2, {"--tls", "--ca-out", dir.file("ca.pem"), "--token", "s3cret"});
+  REQUIRE(sim.url().starts_with("https://"));
+  // The plugin, as EKS's or GKE's: prints an ExecCredential, here after checking what client-go
+  // would have told it.
+  const auto plugin = dir.write(
+      "bin/get-token",
+      "#!/bin/sh\n"
+      "echo run >> \"" +
+          dir.file("runs") +
+          "\"\n"
+          "case \"$KUBERNETES_EXEC_INFO\" in *'\"interactive\":false'*) ;; *) exit 9 ;; esac\n"
+          "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+          "\"status\":{\"token\":\"s3cret\",\"expirationTimestamp\":\"2200-01-01T00:00:00Z\"}}'\n");
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  const auto kubeconfig =
+      dir.write("config", "apiVersion: v1\nkind: Config\n"
+                          "current-context: sim\n"
+                          "clusters:\n- name: sim\n  cluster:\n"
+                          "    server: " +
+                              sim.url() +
+                              "\n"
+                              "    certificate-authority: ca.pem\n"
+                              "contexts:\n- name: sim\n"
+                              "  context: {cluster: sim, user: plugin}\n"
+                              "users:\n- name: plugin\n  user:\n    exec:\n"
+                              "      apiVersion: client.authentication.k8s.io/v1\n"
+                              "      command: ./bin/get-token\n"
+                              "      interactiveMode: Never\n");
+  watcher watch({"--kubeconfig", kubeconfig, "-A", "pods"});
+  INFO("kinformer-watch stderr: " << watch.process().stderr_text());
+  REQUIRE(watch.wait_synced());
+  CHECK(watch.fold.initial_adds_before_sync == 40);
+  std::ifstream runs(dir.file("runs"));
+  const auto count =
+      std::count(std::istreambuf_iterator<char>(runs), std::istreambuf_iterator<char>(), '\n');
+  CHECK(count == 1); // discovery, the list and the watch share one credential
 }
