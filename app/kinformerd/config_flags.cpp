@@ -3,6 +3,10 @@
 
 #include "app/kinformerd/config.hpp"
 
+#include <CLI/App.hpp>
+#include <CLI/Config.hpp>
+#include <CLI/Formatter.hpp>
+
 #include <map>
 #include <vector>
 
@@ -52,65 +56,59 @@ Service:
   --version                      print the version
   --help                         print this text
 
-Flags take their value as the next argument or after '=' (--watch=pods). Errors name the flag
-or config field; a bad configuration exits with status 2.
+Flags take their value as the next argument or after '=' (--watch=pods); switches take
+=true or =false. Errors name the flag or config field; a bad configuration exits with status 2.
 )";
 
 error invalid(std::string message) {
   return make_error(errc::invalid_argument, std::move(message));
 }
 
+// One flag as given, in command-line order: its long name and its value, if it had one.
 struct flag {
   std::string name; // "--watch"
-  std::optional<std::string> inline_value;
+  std::optional<std::string> value;
 };
 
-// kubectl's short forms, spelled out.
-std::string long_name(std::string name) {
-  if (name == "-n")
-    return "--namespace";
-  if (name == "-l")
-    return "--selector";
-  if (name == "-A")
-    return "--all-namespaces";
-  return name;
-}
-
-flag split_flag(std::string_view arg) {
-  if (auto eq = arg.find('='); eq != std::string_view::npos)
-    return {long_name(std::string(arg.substr(0, eq))), std::string(arg.substr(eq + 1))};
-  return {long_name(std::string(arg)), std::nullopt};
-}
-
-// Walks argv, handing out each flag's value.
+// What apply_flag asks of a flag's value.
 class arguments {
 public:
-  arguments(int argc, const char* const* argv) : args_(argv + (argc > 0 ? 1 : 0), argv + argc) {}
+  explicit arguments(const flag& f) : flag_(f) {}
 
-  bool done() const { return next_ == args_.size(); }
-  flag next_flag() { return current_ = split_flag(args_[next_++]); }
-
-  result<std::string> value() {
-    if (current_.inline_value)
-      return *current_.inline_value;
-    if (done() || std::string_view(args_[next_]).starts_with("--"))
-      return invalid(current_.name + ": missing value");
-    return args_[next_++];
+  result<std::string> value() const {
+    if (!flag_.value)
+      return invalid(flag_.name + ": missing value");
+    return *flag_.value;
   }
 
   result<bool> switch_value() const {
-    if (!current_.inline_value || *current_.inline_value == "true")
+    if (!flag_.value || *flag_.value == "true")
       return true;
-    if (*current_.inline_value == "false")
+    if (*flag_.value == "false")
       return false;
-    return invalid(current_.name + ": \"" + *current_.inline_value + "\" is not true or false");
+    return invalid(flag_.name + ": \"" + *flag_.value + "\" is not true or false");
   }
 
 private:
-  std::vector<std::string> args_;
-  std::size_t next_ = 0;
-  flag current_;
+  const flag& flag_;
 };
+
+// The flags CLI11 recognised, in the order given, each occurrence with its own value.
+std::vector<flag> flags_in_order(const CLI::App& app) {
+  std::vector<flag> out;
+  std::map<const CLI::Option*, std::size_t> used;
+  for (const CLI::Option* option : app.parse_order()) {
+    const std::string name = "--" + option->get_lnames().front();
+    const auto& results = option->results();
+    std::size_t& next = used[option];
+    std::optional<std::string> value;
+    if (next < results.size())
+      value = results[next];
+    ++next;
+    out.push_back(flag{name, std::move(value)});
+  }
+  return out;
+}
 
 // Where the connection came from on the command line: two different choices conflict.
 class connection_choice {
@@ -129,7 +127,7 @@ private:
 };
 
 // Applies one flag (other than --config and --help) to `config`.
-status_result apply_flag(const flag& f, arguments& args, service_config& config,
+status_result apply_flag(const flag& f, const arguments& args, service_config& config,
                          connection_choice& connection, bool& namespaces_from_flags,
                          bool& all_namespaces) {
   auto cluster_path = [&](std::string& target) -> status_result {
@@ -274,31 +272,46 @@ std::string_view command_line_help() noexcept {
 
 result<service_config> parse_command_line(int argc, const char* const* argv,
                                           const env_lookup& env) {
-  // First pass: --help and --config, which decide what the other flags apply to.
+  // CLI11 splits the command line (--x=y, -n NS, repeated flags); the flags are then applied in
+  // the order given, on top of the config file, by apply_flag, which checks every value.
+  CLI::App app("kinformerd", "kinformerd");
+  app.set_help_flag("-h,--help");
+  app.add_flag("--version");
+  for (const char* name : {"--config", "--server", "--kubeconfig", "--context", "--token-file",
+                           "--certificate-authority", "--watch", "-n,--namespace", "-l,--selector",
+                           "--field-selector", "--listen-api", "--listen-metrics", "--log-level"})
+    app.add_option(name)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->allow_extra_args(false);
+  for (const char* name :
+       {"--simulate", "--insecure-skip-tls-verify", "--metadata-only", "-A,--all-namespaces"})
+    app.add_flag(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    service_config help;
+    help.show_help = true;
+    return help;
+  } catch (const CLI::ParseError& e) {
+    return invalid(std::string(e.what()) + " (see --help)");
+  }
+  if (app.count("--version") > 0) {
+    service_config version;
+    version.show_version = true;
+    return version;
+  }
+
+  const std::vector<flag> flags = flags_in_order(app);
   std::optional<std::string> config_file;
-  {
-    arguments args(argc, argv);
-    while (!args.done()) {
-      const flag f = args.next_flag();
-      if (f.name == "--help" || f.name == "-h") {
-        service_config help;
-        help.show_help = true;
-        return help;
-      }
-      if (f.name == "--version") {
-        service_config version;
-        version.show_version = true;
-        return version;
-      }
-      if (f.name != "--config")
-        continue;
-      if (config_file)
-        return invalid("--config: given twice");
-      auto v = args.value();
-      if (!v)
-        return std::move(v).err();
-      config_file = *v;
-    }
+  for (const flag& f : flags) {
+    if (f.name != "--config")
+      continue;
+    if (config_file)
+      return invalid("--config: given twice");
+    auto v = arguments(f).value();
+    if (!v)
+      return std::move(v).err();
+    config_file = *v;
   }
 
   service_config config;
@@ -309,19 +322,13 @@ result<service_config> parse_command_line(int argc, const char* const* argv,
     config = std::move(loaded).value();
   }
 
-  arguments args(argc, argv);
   connection_choice connection;
   bool namespaces_from_flags = false, all_namespaces = false;
-  while (!args.done()) {
-    const flag f = args.next_flag();
-    if (!f.name.starts_with("--"))
-      return invalid("unexpected argument \"" + f.name + "\" (flags start with --; see --help)");
-    if (f.name == "--config") {
-      (void)args.value(); // read in the first pass
+  for (const flag& f : flags) {
+    if (f.name == "--config" || f.name == "--version")
       continue;
-    }
     if (auto applied =
-            apply_flag(f, args, config, connection, namespaces_from_flags, all_namespaces);
+            apply_flag(f, arguments(f), config, connection, namespaces_from_flags, all_namespaces);
         !applied)
       return std::move(applied).err();
   }
