@@ -8,6 +8,7 @@
 // waiter thread per child for its exit. The only loop with a pause is the documented way to
 // learn that churn has finished: polling GET /sim/churn.
 
+#include "tests/protocol/support/connect_proxy.hpp"
 #include "tests/protocol/support/temp_dir.hpp"
 #include "tests/support/child_process.hpp"
 
@@ -703,4 +704,43 @@ TEST_CASE("kinformer-watch reaches a TLS simulator that wants a token through a 
   const auto count =
       std::count(std::istreambuf_iterator<char>(runs), std::istreambuf_iterator<char>(), '\n');
   CHECK(count == 1); // discovery, the list and the watch share one credential
+}
+
+TEST_CASE("kinformer-watch merges KUBECONFIG's files, takes the context's namespace and goes "
+          "through the cluster's proxy",
+          "[watch_cli]") {
+  kinformer::test::temp_dir dir;
+  dir.write("a/.keep", ""); // the folder the simulator writes its CA into
+  kubesim sim(30, 2, {"--tls", "--ca-out", dir.file("a/ca.pem"), "--token", "t0k"});
+  kinformer::test::connect_proxy proxy;
+  // The cluster (its CA path relative to its own file) and the current context in one file;
+  // the context, with its namespace, and the user in another, as kubectl users split them.
+  const auto clusters = dir.write("a/config", "current-context: sim\n"
+                                              "clusters:\n- name: sim\n  cluster:\n"
+                                              "    server: " +
+                                                  sim.url() +
+                                                  "\n"
+                                                  "    certificate-authority: ca.pem\n"
+                                                  "    proxy-url: " +
+                                                  proxy.url() + "\n");
+  const auto users = dir.write("b/config", "contexts:\n- name: sim\n"
+                                           "  context: {cluster: sim, user: u, namespace: ns-1}\n"
+                                           "users:\n- name: u\n  user: {token: t0k}\n");
+  const char* old = std::getenv("KUBECONFIG");
+  const std::string saved = old ? old : "";
+  ::setenv("KUBECONFIG", (clusters + ":" + dir.file("missing") + ":" + users).c_str(), 1);
+  watcher watch({"pods"}); // no connection flag, no namespace flag: all from KUBECONFIG
+  if (old)
+    ::setenv("KUBECONFIG", saved.c_str(), 1);
+  else
+    ::unsetenv("KUBECONFIG");
+  INFO("kinformer-watch stderr: " << watch.process().stderr_text());
+  REQUIRE(watch.wait_synced());
+  CHECK(watch.fold.initial_adds_before_sync > 0);
+  CHECK(watch.fold.initial_adds_before_sync < 30);
+  for (const auto& [key, rv] : watch.fold.objects)
+    CHECK(key.starts_with("ns-1/"));
+  const auto targets = proxy.targets();
+  REQUIRE_FALSE(targets.empty());
+  CHECK(targets.front() == sim.url().substr(std::string("https://").size()));
 }
