@@ -1,5 +1,7 @@
 #include "protocol/exec_credential.hpp"
 
+#include "protocol/base64.hpp"
+
 #include <boost/json.hpp>
 
 #include <cerrno>
@@ -20,33 +22,6 @@ namespace json = boost::json;
 // A plugin printing more than this is broken: its output is not read past it.
 constexpr std::size_t max_output_bytes = 1 << 20;
 
-std::string base64(std::string_view data) {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const unsigned n = (static_cast<unsigned char>(data[i]) << 16) |
-                       (static_cast<unsigned char>(data[i + 1]) << 8) |
-                       static_cast<unsigned char>(data[i + 2]);
-    out += alphabet[(n >> 18) & 63];
-    out += alphabet[(n >> 12) & 63];
-    out += alphabet[(n >> 6) & 63];
-    out += alphabet[n & 63];
-  }
-  if (i < data.size()) {
-    unsigned n = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size())
-      n |= static_cast<unsigned char>(data[i + 1]) << 8;
-    out += alphabet[(n >> 18) & 63];
-    out += alphabet[(n >> 12) & 63];
-    out += i + 1 < data.size() ? alphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 // KUBERNETES_EXEC_INFO: what client-go tells a plugin.
 std::string exec_info(const exec_config& config, const exec_cluster_info& cluster,
                       bool interactive) {
@@ -58,7 +33,7 @@ std::string exec_info(const exec_config& config, const exec_cluster_info& cluste
     if (cluster.insecure_skip_tls_verify)
       c["insecure-skip-tls-verify"] = true;
     if (!cluster.certificate_authority_data.empty())
-      c["certificate-authority-data"] = base64(cluster.certificate_authority_data);
+      c["certificate-authority-data"] = encode_base64(cluster.certificate_authority_data);
     spec["cluster"] = std::move(c);
   }
   return json::serialize(json::object{

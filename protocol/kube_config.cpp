@@ -1,5 +1,7 @@
 #include "protocol/kube_config.hpp"
 
+#include "protocol/base64.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -46,43 +48,6 @@ std::string trim(std::string s) {
 }
 
 } // namespace
-
-result<std::string> decode_base64(std::string_view text) {
-  static constexpr auto table = [] {
-    std::array<signed char, 256> t{};
-    t.fill(-1);
-    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i)
-      t[static_cast<unsigned char>(alphabet[i])] = static_cast<signed char>(i);
-    return t;
-  }();
-  std::string out;
-  std::uint32_t bits = 0;
-  int nbits = 0;
-  std::size_t symbols = 0, padding = 0;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-      continue;
-    if (c == '=') {
-      ++padding;
-      ++symbols;
-      continue;
-    }
-    const int v = table[static_cast<unsigned char>(c)];
-    if (v < 0 || padding > 0)
-      return make_error(errc::invalid_argument, "not valid base64");
-    bits = (bits << 6) | static_cast<std::uint32_t>(v);
-    nbits += 6;
-    ++symbols;
-    if (nbits >= 8) {
-      nbits -= 8;
-      out.push_back(static_cast<char>((bits >> nbits) & 0xff));
-    }
-  }
-  if (symbols % 4 != 0 || padding > 2)
-    return make_error(errc::invalid_argument, "not valid base64 (truncated or bad padding)");
-  return out;
-}
 
 result<server_endpoint> parse_server_url(std::string_view url) {
   const auto fail = [&](const std::string& why) {

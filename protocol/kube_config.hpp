@@ -80,8 +80,4 @@ std::vector<std::string> kubeconfig_search_paths(std::string_view kubeconfig_env
 // A config that only names the server (no credentials); the URL is validated.
 result<connection_config> from_server_url(std::string_view url);
 
-// Decodes standard base64 (with padding; whitespace ignored). Used for the kubeconfig *-data
-// fields.
-result<std::string> decode_base64(std::string_view text);
-
 } // namespace kinformer

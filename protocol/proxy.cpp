@@ -1,5 +1,7 @@
 #include "protocol/proxy.hpp"
 
+#include "protocol/base64.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -21,24 +23,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
     s.remove_suffix(1);
   return s;
-}
-
-std::string base64(std::string_view data) {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < data.size(); i += 3) {
-    unsigned n = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size())
-      n |= static_cast<unsigned char>(data[i + 1]) << 8;
-    if (i + 2 < data.size())
-      n |= static_cast<unsigned char>(data[i + 2]);
-    out += alphabet[(n >> 18) & 63];
-    out += alphabet[(n >> 12) & 63];
-    out += i + 1 < data.size() ? alphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < data.size() ? alphabet[n & 63] : '=';
-  }
-  return out;
 }
 
 // %XX in the user information of a URL.
@@ -76,7 +60,7 @@ result<proxy_endpoint> parse_proxy_url(std::string_view url) {
   rest = rest.substr(0, rest.find('/'));
   proxy_endpoint out;
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
-    out.authorization = "Basic " + base64(percent_decoded(rest.substr(0, at)));
+    out.authorization = "Basic " + encode_base64(percent_decoded(rest.substr(0, at)));
     rest.remove_prefix(at + 1);
   }
   std::string_view port;

@@ -1,3 +1,4 @@
+#include "protocol/base64.hpp"
 #include "protocol/kube_config.hpp"
 #include "tests/protocol/support/temp_dir.hpp"
 
@@ -358,6 +359,9 @@ TEST_CASE("server URLs are parsed and validated") {
 
 TEST_CASE("base64 decoding is strict") {
   CHECK(*decode_base64("YWI=") == "ab");
+  for (std::string_view text : {"", "a", "ab", "abc", "user:p@ss", "\xff\x10"})
+    CHECK(*decode_base64(encode_base64(text)) == text);
+  CHECK(encode_base64("user:pass") == "dXNlcjpwYXNz");
   CHECK(*decode_base64("Q0VS\nVA==") == "CERT");
   CHECK(*decode_base64("") == "");
   CHECK_FALSE(decode_base64("YWI").ok());
