@@ -7,6 +7,7 @@
 #include <caf/openssl/all.hpp>
 
 #include <deque>
+#include <optional>
 #include <unordered_map>
 
 namespace kinformer {
@@ -23,23 +24,47 @@ using bridge_actor =
 struct bridge_filter {
   std::string namespace_; // "" = all
   label_selector labels;
+  field_selector fields;
   bool include_old_objects = false;
 
-  bool keeps(const delta& d) const {
-    if (!namespace_.empty() && d.object->meta().namespace_ != namespace_)
+  bool selects(const object_ptr& obj) const {
+    if (!obj)
       return false;
-    return labels.matches(*d.object);
+    if (!namespace_.empty() && obj->meta().namespace_ != namespace_)
+      return false;
+    return labels.matches(*obj) && fields.matches(*obj);
   }
 };
 
-wire_delta to_wire(const delta& d, bool include_old) {
+// What the subscriber sees of a cache delta through the filter, as an API server's filtered
+// watch shows it: an object that starts matching is added, one that stops matching is deleted
+// in its last matching state, and anything that matches neither before nor after is not seen.
+std::optional<wire_delta> project(const delta& d, const bridge_filter& filter) {
+  const bool deleted = d.type == delta_type::deleted;
+  const bool now = !deleted && filter.selects(d.object);
+  // Whether the subscriber holds the object already.
+  bool before = false;
+  if (deleted)
+    before = filter.selects(d.object);
+  else if (d.type != delta_type::added)
+    before = d.old_object ? filter.selects(d.old_object) : now;
+  if (!now && !before)
+    return std::nullopt;
   wire_delta w;
-  w.type = to_string(d.type);
-  w.object_json = d.object->to_json();
-  if (include_old && d.old_object && d.type != delta_type::deleted)
-    w.old_object_json = d.old_object->to_json();
   w.initial_list = d.initial_list;
   w.final_state_unknown = d.final_state_unknown;
+  if (now && before) {
+    w.type = to_string(d.type);
+    w.object_json = d.object->to_json();
+    if (filter.include_old_objects && d.old_object)
+      w.old_object_json = d.old_object->to_json();
+  } else if (now) {
+    w.type = to_string(delta_type::added);
+    w.object_json = d.object->to_json();
+  } else {
+    w.type = to_string(delta_type::deleted);
+    w.object_json = deleted ? d.object->to_json() : d.old_object->to_json();
+  }
   return w;
 }
 
@@ -79,8 +104,8 @@ bridge_actor::behavior_type bridge(bridge_pointer self, remote_handler_actor rem
         st.upstream = caf::actor_cast<ack_receiver_actor>(self->current_sender());
         wire_batch out;
         for (const auto& d : batch)
-          if (st.filter.keeps(d))
-            out.push_back(to_wire(d, st.filter.include_old_objects));
+          if (auto w = project(d, st.filter))
+            out.push_back(std::move(*w));
         if (out.empty()) {
           ack_upstream(id, batch.size());
           return;
@@ -138,8 +163,11 @@ gateway_actor::behavior_type gateway(gateway_pointer self, cache_actor cache, st
         auto labels = label_selector::parse(request.label_selector);
         if (!labels)
           return to_caf_error({errc::invalid_argument, "label selector: " + labels.err().message});
+        auto fields = field_selector::parse(request.field_selector);
+        if (!fields)
+          return to_caf_error({errc::invalid_argument, "field selector: " + fields.err().message});
         bridge_filter filter{request.namespace_, std::move(labels).value(),
-                             request.include_old_objects};
+                             std::move(fields).value(), request.include_old_objects};
         auto b =
             self->spawn(bridge, caf::actor_cast<remote_handler_actor>(handler), std::move(filter));
         kind_request kind;

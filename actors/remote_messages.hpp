@@ -27,13 +27,14 @@ typename Inspector::result_type inspect(Inspector& f, wire_delta& x) {
            x.initial_list, x.final_state_unknown);
 }
 
-// A remote subscriber's request: one kind, optionally one namespace and a label selector (both
-// applied by the gateway), and its delivery settings (as subscription_options).
+// A remote subscriber's request: one kind, optionally one namespace, a label selector and a field
+// selector (all applied by the gateway), and its delivery settings (as subscription_options).
 struct remote_subscription_request {
   std::string secret;     // must equal the gateway's shared secret when it has one
   std::string resource;   // kubectl-style: "pods", "deployments.apps", "widgets.example.com"
   std::string namespace_; // "" = every namespace the cache covers
   std::string label_selector;
+  std::string field_selector; // "metadata.name=x,status.phase!=Running"
   bool metadata_only = false;
   bool include_old_objects = false; // send old_object_json with updates (doubles their size)
   std::string name;                 // for logs and metrics
@@ -45,8 +46,8 @@ struct remote_subscription_request {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_subscription_request& x) {
   return f(caf::meta::type_name("kinformer.remote_subscription_request"), x.secret, x.resource,
-           x.namespace_, x.label_selector, x.metadata_only, x.include_old_objects, x.name,
-           x.queue_bound, x.window, x.max_batch);
+           x.namespace_, x.label_selector, x.field_selector, x.metadata_only, x.include_old_objects,
+           x.name, x.queue_bound, x.window, x.max_batch);
 }
 
 } // namespace kinformer

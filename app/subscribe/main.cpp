@@ -4,7 +4,7 @@
 //
 //   kinformer-subscribe --connect HOST:PORT [--secret-file F]
 //       [--tls-ca F --tls-cert F --tls-key F | --plaintext]
-//       [-n NS | -A] [-l SEL] [--metadata-only] RESOURCE
+//       [-n NS | -A] [-l SEL] [--field-selector SEL] [--metadata-only] RESOURCE
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/remote_setup.hpp"
@@ -12,6 +12,7 @@
 #include "app/common/allocator_tuning.hpp"
 #include "app/common/client_flags.hpp"
 #include "app/common/delta_line.hpp"
+#include "protocol/selector.hpp"
 
 #include <CLI/App.hpp>
 #include <CLI/Config.hpp>
@@ -74,6 +75,8 @@ int main(int argc, char** argv) {
   app.add_option("-n,--namespace", request.namespace_, "only objects in namespace NS");
   app.add_flag("-A,--all-namespaces", all_namespaces, "every namespace the cache covers");
   app.add_option("-l,--selector", request.label_selector, "only objects whose labels match");
+  app.add_option("--field-selector", request.field_selector,
+                 "only objects whose fields match (metadata.name=x,status.phase!=Running)");
   app.add_flag("--metadata-only", request.metadata_only, "the kind's metadata-only informer");
   app.add_option("--name", request.name, "this subscriber's name in kinformerd's logs and metrics");
   app.add_option("RESOURCE", request.resource, "what to subscribe to: pods, deployments.apps")
@@ -87,6 +90,11 @@ int main(int argc, char** argv) {
   }
   if (all_namespaces && !request.namespace_.empty())
     return fail("-A/--all-namespaces and -n/--namespace exclude each other");
+  // Checked here too, so that a typo is reported before connecting.
+  if (auto labels = label_selector::parse(request.label_selector); !labels)
+    return fail("-l/--selector: " + labels.err().message);
+  if (auto fields = field_selector::parse(request.field_selector); !fields)
+    return fail("--field-selector: " + fields.err().message);
   auto colon = connect.rfind(':');
   if (connect.empty() || colon == std::string::npos || colon + 1 == connect.size())
     return fail("--connect: expected HOST:PORT, got \"" + connect + "\"");

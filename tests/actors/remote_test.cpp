@@ -206,6 +206,51 @@ TEST_CASE("a remote subscriber gets its namespace's matching objects, then live 
   unsubscribe_remote(*sub);
 }
 
+TEST_CASE("a remote subscriber sees objects enter and leave its selection, as a filtered watch "
+          "shows them") {
+  service_side service(nullptr, "");
+  service.create("team-a", "one");
+  service.create("team-a", "two");
+  service.create("team-a", "three", "db");
+  subscriber_side subscriber(nullptr);
+  auto request = configmaps_in("", "app=web", "");
+  request.field_selector = "metadata.name!=two";
+  auto sub = subscriber.subscribe(service.port, false, request);
+  REQUIRE(sub.ok());
+  REQUIRE(subscriber.rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  CHECK(subscriber.rec.state_copy() == service.truth("team-a", {"team-a/two", "team-a/three"}));
+
+  // "one" leaves the label selection: deleted, in its last matching state. "three" enters it:
+  // added. Then "one" comes back, and leaves again by being deleted for good.
+  auto& store = service.server.store();
+  REQUIRE(store.update(configmaps, "team-a", "one", config_map("team-a", "one", "db")).ok());
+  REQUIRE(store.update(configmaps, "team-a", "three", config_map("team-a", "three", "web")).ok());
+  REQUIRE(subscriber.rec.wait_for([&](const delta_recorder& r) {
+    return r.state() == service.truth("team-a", {"team-a/one", "team-a/two"});
+  }));
+  auto deltas = subscriber.rec.deltas_copy();
+  REQUIRE(deltas.size() == 3);
+  CHECK(deltas[1].type == delta_type::deleted);
+  CHECK(deltas[1].object->meta().name == "one");
+  CHECK(deltas[1].object->meta().label("app") == "web");
+  CHECK(deltas[2].type == delta_type::added);
+  CHECK(deltas[2].object->meta().name == "three");
+
+  REQUIRE(store.update(configmaps, "team-a", "one", config_map("team-a", "one", "web")).ok());
+  REQUIRE(store.update(configmaps, "team-a", "two", config_map("team-a", "two", "db")).ok());
+  REQUIRE(store.remove(configmaps, "team-a", "three").ok());
+  REQUIRE(subscriber.rec.wait_for([&](const delta_recorder& r) {
+    return r.state() == service.truth("team-a", {"team-a/two", "team-a/three"});
+  }));
+  deltas = subscriber.rec.deltas_copy();
+  REQUIRE(deltas.size() == 5);
+  CHECK(deltas[3].type == delta_type::added);
+  CHECK(deltas[4].type == delta_type::deleted);
+  CHECK(deltas[4].object->meta().name == "three");
+  CHECK(subscriber.rec.out_of_order().empty());
+  unsubscribe_remote(*sub);
+}
+
 TEST_CASE("a remote subscription with the wrong secret is refused with a clear error") {
   service_side service(nullptr, "s3cret");
   subscriber_side subscriber(nullptr);
@@ -215,13 +260,19 @@ TEST_CASE("a remote subscription with the wrong secret is refused with a clear e
   CHECK_THAT(sub.err().message, Catch::Contains("wrong shared secret"));
 }
 
-TEST_CASE("a remote subscription with a bad selector or an unknown kind fails clearly") {
+TEST_CASE("a remote subscription with a bad label or field selector or an unknown kind fails "
+          "clearly") {
   service_side service(nullptr, "");
   subscriber_side subscriber(nullptr);
   auto bad_selector = subscriber.subscribe(service.port, false, configmaps_in("", "app in (", ""));
   REQUIRE_FALSE(bad_selector.ok());
   CHECK_THAT(bad_selector.err().message, Catch::Contains("label selector"));
   auto request = configmaps_in("", "", "");
+  request.field_selector = "metadata.name";
+  auto bad_fields = subscriber.subscribe(service.port, false, request);
+  REQUIRE_FALSE(bad_fields.ok());
+  CHECK_THAT(bad_fields.err().message, Catch::Contains("field selector"));
+  request.field_selector.clear();
   request.resource = "nosuchthings";
   auto unknown = subscriber.subscribe(service.port, false, request);
   REQUIRE_FALSE(unknown.ok());

@@ -340,18 +340,11 @@ TEST_CASE("kubectl reads pods through kinformerd's read API", "[service_e2e]") {
   CHECK(names.size() < simulated_pods);
 }
 
-TEST_CASE("kinformer-subscribe receives every pod then SYNCED", "[service_e2e]") {
-  temp_dir dir;
-  auto secret = dir.write("secret", "e2e-secret");
-  kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
-  REQUIRE(!daemon.remote_port().empty());
-
-  child_process subscriber({KINFORMER_SUBSCRIBE_PATH, "--connect=127.0.0.1:" + daemon.remote_port(),
-                            "--plaintext", "--secret-file", secret, "-A", "pods"});
+// The keys a kinformer-subscribe child printed as ADDED before its SYNCED line.
+std::set<std::string> added_until_synced(child_process& subscriber) {
   std::set<std::string> added;
-  bool synced = false;
   auto deadline = steady::now() + 20s;
-  while (!synced) {
+  for (;;) {
     auto now = steady::now();
     auto line = subscriber.next_line(deadline > now ? deadline - now : 0s);
     INFO("kinformer-subscribe stderr: " << (line ? "" : subscriber.stderr_text()));
@@ -361,14 +354,51 @@ TEST_CASE("kinformer-subscribe receives every pod then SYNCED", "[service_e2e]")
     INFO("line: " << *line);
     REQUIRE_FALSE(ec);
     std::string type = text_at(parsed, {"type"});
-    if (type == "SYNCED") {
-      synced = true;
-    } else {
-      CHECK(type == "ADDED");
-      CHECK(added.insert(text_at(parsed, {"key"})).second);
-    }
+    if (type == "SYNCED")
+      return added;
+    CHECK(type == "ADDED");
+    CHECK(added.insert(text_at(parsed, {"key"})).second);
   }
+}
+
+TEST_CASE("kinformer-subscribe receives every pod then SYNCED", "[service_e2e]") {
+  temp_dir dir;
+  auto secret = dir.write("secret", "e2e-secret");
+  kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
+  REQUIRE(!daemon.remote_port().empty());
+
+  child_process subscriber({KINFORMER_SUBSCRIBE_PATH, "--connect=127.0.0.1:" + daemon.remote_port(),
+                            "--plaintext", "--secret-file", secret, "-A", "pods"});
+  auto added = added_until_synced(subscriber);
   CHECK(added.size() == simulated_pods);
+
+  SECTION("--field-selector keeps one pod by name; -l with it, none that differs") {
+    const std::string key = *added.begin();
+    const auto slash = key.find('/');
+    const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+    child_process by_name({KINFORMER_SUBSCRIBE_PATH, "--connect=127.0.0.1:" + daemon.remote_port(),
+                           "--plaintext", "--secret-file", secret, "-A",
+                           "--field-selector=metadata.name=" + name + ",metadata.namespace=" + ns,
+                           "pods"});
+    CHECK(added_until_synced(by_name) == std::set<std::string>{key});
+    child_process excluded({KINFORMER_SUBSCRIBE_PATH, "--connect=127.0.0.1:" + daemon.remote_port(),
+                            "--plaintext", "--secret-file", secret, "-A", "--field-selector",
+                            "metadata.name!=" + name, "pods"});
+    auto rest = added_until_synced(excluded);
+    CHECK(rest.size() == simulated_pods - std::count_if(added.begin(), added.end(), [&](auto& k) {
+                           return k.substr(k.find('/') + 1) == name;
+                         }));
+    CHECK_FALSE(rest.contains(key));
+  }
+
+  SECTION("a bad field selector exits with 2 and says why, before connecting") {
+    child_process bad({KINFORMER_SUBSCRIBE_PATH, "--connect=127.0.0.1:" + daemon.remote_port(),
+                       "--plaintext", "--field-selector", "metadata.name", "pods"});
+    auto code = bad.wait_exit(10s);
+    REQUIRE(code);
+    CHECK(*code == 2);
+    CHECK(bad.stderr_text().find("--field-selector") != std::string::npos);
+  }
 }
 
 TEST_CASE("kinformerd stops on SIGTERM with status 0", "[service_e2e]") {
