@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <pthread.h>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -72,6 +73,9 @@ Control interface (HTTP, under /sim/; POST changes something, GET reads):
                               every object's key and resourceVersion, sorted by key
   POST /sim/crds              register a custom resource: a CustomResourceDefinition, or
                               {"group","version","resource","kind","scope":"Namespaced|Cluster"}
+  POST /sim/tls/rotate        with --tls: as a restart with a new CA and server certificate;
+                              every connection is closed, --ca-out is rewritten (atomically)
+                              before the answer, {"rotated":true}
 )";
 
 struct command_line {
@@ -82,6 +86,7 @@ struct command_line {
   std::uint64_t seed = 1;
   double churn_rate = 0;
   std::string ca_out;
+  std::string client_ca_file;
 };
 
 // A non-negative decimal integer (a control route's query value).
@@ -131,6 +136,9 @@ std::optional<command_line> parse_command_line(int argc, char** argv, int& exit_
       ->check(whole_number);
   app.add_flag("--tls", cl.server.tls, "serve HTTPS with a self-signed CA generated at start");
   app.add_option("--ca-out", cl.ca_out, "with --tls, write the CA certificate (PEM) to FILE");
+  app.add_option("--client-ca-file", cl.client_ca_file,
+                 "with --tls, a client certificate signed by a CA in FILE authenticates a "
+                 "request as --token does");
   app.add_option("--token", cl.server.token,
                  "require \"Authorization: Bearer T\" on every request");
   app.add_option("--bookmark-interval-ms", bookmark_ms,
@@ -162,7 +170,29 @@ std::optional<command_line> parse_command_line(int argc, char** argv, int& exit_
     return refuse("--bookmark-interval-ms must be at least 1");
   if (!cl.ca_out.empty() && !cl.server.tls)
     return refuse("--ca-out needs --tls");
+  if (!cl.client_ca_file.empty()) {
+    if (!cl.server.tls)
+      return refuse("--client-ca-file needs --tls");
+    std::ifstream in(cl.client_ca_file);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in || pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos)
+      return refuse("--client-ca-file: no PEM certificate in " + cl.client_ca_file);
+    cl.server.client_ca_pem = pem.str();
+  }
   return cl;
+}
+
+// Replaces `path` whole: a reader sees the old file or the new one, never a part.
+bool write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out)
+      return false;
+  }
+  return std::rename(temporary.c_str(), path.c_str()) == 0;
 }
 
 control_response json_response(int code, const json::value& body) {
@@ -333,21 +363,30 @@ int main(int argc, char** argv) {
   sim.add_control_route("/sim/load",
                         [&](const control_request& req) { return tooling.handle_load(req); });
 
+  sim.add_control_route("/sim/tls/rotate", [&](const control_request& req) {
+    if (req.method != "POST")
+      return failure(405, "MethodNotAllowed", "use POST");
+    auto ca = sim.rotate_tls();
+    if (!ca)
+      return failure(400, "BadRequest", ca.err().message);
+    if (!cl.ca_out.empty() && !write_atomically(cl.ca_out, *ca))
+      return failure(500, "InternalError", "cannot write " + cl.ca_out);
+    return json_response(200, json::object{{"rotated", true}});
+  });
+
   if (auto started = sim.start(); !started) {
     std::cerr << "kubesim: " << started.err().describe() << "\n";
     return 1;
   }
-  std::cout << "listening on " << sim.url() << std::endl;
-  if (!cl.ca_out.empty()) {
-    std::ofstream out(cl.ca_out, std::ios::trunc);
-    out << sim.ca_pem();
-    if (!out) {
-      std::cerr << "kubesim: cannot write " << cl.ca_out << "\n";
-      sim.stop();
-      return 1;
-    }
-    std::cout << "ca certificate in " << cl.ca_out << std::endl;
+  // The CA is in place before the address is printed: a client may use both at once.
+  if (!cl.ca_out.empty() && !write_atomically(cl.ca_out, sim.ca_pem())) {
+    std::cerr << "kubesim: cannot write " << cl.ca_out << "\n";
+    sim.stop();
+    return 1;
   }
+  std::cout << "listening on " << sim.url() << std::endl;
+  if (!cl.ca_out.empty())
+    std::cout << "ca certificate in " << cl.ca_out << std::endl;
   std::cout << "loaded " << loaded->pods << " pods in " << cl.namespaces << " namespaces"
             << std::endl;
   if (cl.churn_rate > 0) {

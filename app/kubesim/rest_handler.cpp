@@ -431,7 +431,8 @@ reply rest_handler::handle(const api_request& req) {
   route r = classify(target->segments);
 
   bool needs_token = r.kind != route_kind::control && r.kind != route_kind::health;
-  if (needs_token && !options_.token.empty() && req.authorization != "Bearer " + options_.token)
+  if (needs_token && !options_.token.empty() && !req.client_certificate &&
+      req.authorization != "Bearer " + options_.token)
     return status_reply(make_failure(401, "Unauthorized", "Unauthorized"));
 
   bool is_get = req.method == "GET";

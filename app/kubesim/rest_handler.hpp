@@ -54,6 +54,7 @@ struct api_request {
   std::string_view accept;
   std::string_view content_type;
   std::string_view authorization;
+  bool client_certificate = false; // a verified TLS client certificate came with it
   const std::string& body;
 };
 

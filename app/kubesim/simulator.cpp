@@ -51,7 +51,6 @@ struct server_state {
   simulator_options options;
   storage store;
   rest_handler rest;
-  std::string ca_pem;
   std::string server_address; // host:port as clients reach it
   std::uint16_t port = 0;
   std::atomic<std::int64_t> latency_ms{0};
@@ -60,7 +59,11 @@ struct server_state {
   std::mutex connections_mutex;
   std::vector<std::weak_ptr<connection>> connections;
 
-  std::optional<ssl::context> tls;
+  // The TLS context new connections get, and its CA; replaced whole by rotate_tls(). Sessions
+  // hold their own reference to the context they were opened with.
+  mutable std::mutex tls_mutex;
+  std::shared_ptr<ssl::context> tls;
+  std::string ca_pem;
   net::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
   std::optional<net::steady_timer> bookmark_timer;
@@ -79,6 +82,8 @@ public:
   virtual void stall_watch() = 0;
   // Writes what queued up while the watch was stalled (from any thread).
   virtual void resume_watch() = 0;
+  // Closes the connection (from any thread); a response being written goes out first.
+  virtual void disconnect() = 0;
   // Stops the watch and closes the socket; only once the I/O threads have stopped.
   virtual void close_now() = 0;
 };
@@ -118,9 +123,9 @@ std::string response_head(unsigned code, std::string_view content_type, bool kee
 template <class Stream>
 class session final : public connection {
 public:
-  session(server_state& server, Stream stream)
-      : server_(server), stream_(std::move(stream)), latency_timer_(stream_.get_executor()),
-        watch_timer_(stream_.get_executor()) {}
+  session(server_state& server, Stream stream, std::shared_ptr<ssl::context> tls = nullptr)
+      : server_(server), tls_(std::move(tls)), stream_(std::move(stream)),
+        latency_timer_(stream_.get_executor()), watch_timer_(stream_.get_executor()) {}
 
   ~session() override {
     if (watching_)
@@ -134,6 +139,9 @@ public:
       stream_.async_handshake(ssl::stream_base::server, [self = self()](beast::error_code ec) {
         if (ec)
           return self->close();
+        // Verified during the handshake against the client CA: its presence is the proof.
+        self->client_certificate_ =
+            SSL_get0_peer_certificate(self->stream_.native_handle()) != nullptr;
         self->read_request();
       });
     }
@@ -151,6 +159,17 @@ public:
   void resume_watch() override {
     stalled_.store(false);
     net::post(stream_.get_executor(), [self = self()] { self->flush_watch(); });
+  }
+
+  void disconnect() override {
+    net::post(stream_.get_executor(), [self = self()] {
+      if (self->watching_)
+        return self->abort_watch();
+      if (self->responding_)
+        self->keep_alive_ = false; // closes once the response is written
+      else
+        self->close();
+    });
   }
 
   void close_now() override {
@@ -184,6 +203,7 @@ private:
       return;
     }
     request_ = parser_->release();
+    responding_ = true;
     auto delay = server_.latency_ms.load();
     if (delay <= 0)
       return serve();
@@ -202,6 +222,7 @@ private:
                     req[http::field::accept],
                     req[http::field::content_type],
                     req[http::field::authorization],
+                    client_certificate_,
                     req.body()};
     reply r = server_.rest.handle(api);
     std::visit([this](auto& reply) { send(std::move(reply)); }, r);
@@ -249,9 +270,11 @@ private:
   }
 
   void after_response(beast::error_code ec) {
+    responding_ = false;
     if (ec || !keep_alive_)
       return close();
     if (pending_request_) {
+      responding_ = true;
       request_ = std::move(*pending_request_);
       pending_request_.reset();
       return serve();
@@ -310,6 +333,7 @@ private:
     watch_ = std::move(handle.value());
     queue_ = std::move(queue);
     watching_ = true;
+    responding_ = false;   // the stream is the response now: disconnect() aborts it
     stalled_.store(false); // a stall applies to the watches open when it was injected
     finishing_ = false;
     server_.open_watches.fetch_add(1);
@@ -397,6 +421,7 @@ private:
                        if (self->pending_request_) {
                          self->request_ = std::move(*self->pending_request_);
                          self->pending_request_.reset();
+                         self->responding_ = true;
                          self->serve();
                        }
                        // Otherwise the read started with the watch is still waiting.
@@ -437,7 +462,10 @@ private:
   }
 
   server_state& server_;
+  std::shared_ptr<ssl::context> tls_; // outlives stream_, whose SSL object was made from it
   Stream stream_;
+  bool client_certificate_ = false; // TLS: the client presented a certificate the CA signed
+  bool responding_ = false;         // a request is being served and its response written
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::request<http::string_body> request_;
@@ -490,9 +518,14 @@ void accept_next(server_state& server) {
         if (!ec) {
           socket.set_option(tcp::no_delay(true), ec);
           beast::tcp_stream stream(std::move(socket));
-          if (server.tls) {
+          std::shared_ptr<ssl::context> tls;
+          {
+            std::lock_guard lock(server.tls_mutex);
+            tls = server.tls;
+          }
+          if (tls) {
             auto s = std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(
-                server, beast::ssl_stream<beast::tcp_stream>(std::move(stream), *server.tls));
+                server, beast::ssl_stream<beast::tcp_stream>(std::move(stream), *tls), tls);
             remember(server, s);
             s->start();
           } else {
@@ -540,6 +573,43 @@ result<tcp::endpoint> parse_listen(const std::string& listen) {
   return tcp::endpoint(address, static_cast<unsigned short>(port));
 }
 
+// A TLS server context for a freshly generated CA and server certificate, asking for client
+// certificates when a client CA is configured.
+result<std::shared_ptr<ssl::context>> make_tls_context(const tls_material& material,
+                                                       const std::string& client_ca_pem) {
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  boost::system::error_code ec;
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  context->use_certificate_chain(net::buffer(material.server_cert_pem), ec);
+  if (!ec)
+    context->use_private_key(net::buffer(material.server_key_pem), ssl::context::pem, ec);
+  if (ec)
+    return make_error(errc::tls, "loading the server certificate: " + ec.message());
+  if (!client_ca_pem.empty()) {
+    context->add_certificate_authority(net::buffer(client_ca_pem), ec);
+    if (ec)
+      return make_error(errc::tls, "loading the client CA: " + ec.message());
+    // Optional: clients may still authenticate with a token instead.
+    context->set_verify_mode(ssl::verify_peer);
+  }
+  return context;
+}
+
+// Generates a CA and server certificate and makes them the ones new connections get.
+result<std::string> install_new_certificate(server_state& s) {
+  auto material = make_self_signed_tls();
+  if (!material)
+    return std::move(material).err();
+  auto context = make_tls_context(*material, s.options.client_ca_pem);
+  if (!context)
+    return std::move(context).err();
+  std::lock_guard lock(s.tls_mutex);
+  s.tls = std::move(context).value();
+  s.ca_pem = material->ca_cert_pem;
+  return s.ca_pem;
+}
+
 } // namespace
 
 struct simulator::impl : server_state {
@@ -564,19 +634,9 @@ status_result simulator::start() {
     return std::move(endpoint).err();
 
   if (s.options.tls) {
-    auto material = make_self_signed_tls();
-    if (!material)
-      return std::move(material).err();
-    s.tls.emplace(ssl::context::tls_server);
-    boost::system::error_code ec;
-    s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    s.tls->use_certificate_chain(net::buffer(material->server_cert_pem), ec);
-    if (!ec)
-      s.tls->use_private_key(net::buffer(material->server_key_pem), ssl::context::pem, ec);
-    if (ec)
-      return make_error(errc::tls, "loading the server certificate: " + ec.message());
-    s.ca_pem = material->ca_cert_pem;
+    auto installed = install_new_certificate(s);
+    if (!installed)
+      return std::move(installed).err();
   }
 
   boost::system::error_code ec;
@@ -637,8 +697,19 @@ std::string simulator::url() const {
   return std::string(impl_->options.tls ? "https://" : "http://") + impl_->server_address;
 }
 
-const std::string& simulator::ca_pem() const {
+std::string simulator::ca_pem() const {
+  std::lock_guard lock(impl_->tls_mutex);
   return impl_->ca_pem;
+}
+
+result<std::string> simulator::rotate_tls() {
+  auto& s = *impl_;
+  if (!s.options.tls)
+    return make_error(errc::invalid_argument, "the simulator serves plain HTTP: nothing to rotate");
+  auto ca = install_new_certificate(s);
+  if (ca)
+    for_each_connection(s, [](connection& c) { c.disconnect(); });
+  return ca;
 }
 const simulator_options& simulator::options() const {
   return impl_->options;

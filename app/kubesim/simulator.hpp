@@ -27,6 +27,9 @@ struct simulator_options {
   bool tls = false;
   // When not empty, every request must carry `Authorization: Bearer <token>` (else 401).
   std::string token;
+  // With tls: client certificates signed by this CA (PEM) authenticate a request as the token
+  // does (kube-apiserver's --client-ca-file). Clients without a certificate are still served.
+  std::string client_ca_pem;
   // How often a watch with allowWatchBookmarks=true gets a BOOKMARK (the real server: ~1 min).
   std::chrono::milliseconds bookmark_interval{60000};
   // Events kept for watch resumption and continue tokens (storage's history window).
@@ -77,7 +80,11 @@ public:
   // "http://127.0.0.1:PORT", or "https://..." with TLS ("[::1]" for IPv6).
   std::string url() const;
   // The PEM of the CA that signed the server certificate; empty without TLS.
-  const std::string& ca_pem() const;
+  std::string ca_pem() const;
+  // A server restarted with a new CA and certificate: connections opened from now on get the
+  // new one, and every open connection is closed (a response being written first goes out).
+  // Returns the new CA's PEM. Fails without TLS, or when generating the certificate does.
+  result<std::string> rotate_tls();
   const simulator_options& options() const;
 
   storage& store();

@@ -8,12 +8,14 @@
 // waiter thread per child for its exit. The only loop with a pause is the documented way to
 // learn that churn has finished: polling GET /sim/churn.
 
+#include "app/kubesim/self_signed_cert.hpp"
 #include "tests/protocol/support/connect_proxy.hpp"
 #include "tests/protocol/support/temp_dir.hpp"
 #include "tests/support/child_process.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
@@ -45,6 +47,7 @@
 
 namespace json = boost::json;
 namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
 namespace http = boost::beast::http;
 using net::ip::tcp;
 using namespace std::chrono_literals;
@@ -92,7 +95,8 @@ public:
     return argv;
   }
 
-  // Plain HTTP only (the control routes); a --tls simulator is reached by the programs alone.
+  // A request to the simulator, over TLS when it serves HTTPS (its certificate is not checked:
+  // the programs under test are the ones that must verify it).
   http_reply call(http::verb method, const std::string& target) {
     net::io_context ioc;
     tcp::socket socket(ioc);
@@ -103,15 +107,28 @@ public:
     // A hung simulator fails the test instead of hanging it.
     timeval tv{10, 0};
     ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (!url_.starts_with("https://"))
+      return exchange(socket, method, target);
+    ssl::context context(ssl::context::tls_client);
+    context.set_verify_mode(ssl::verify_none);
+    ssl::stream<tcp::socket&> tls(socket, context);
+    tls.handshake(ssl::stream_base::client, ec);
+    REQUIRE_FALSE(ec);
+    return exchange(tls, method, target);
+  }
+
+  template <class Stream>
+  static http_reply exchange(Stream& stream, http::verb method, const std::string& target) {
+    boost::system::error_code ec;
     http::request<http::string_body> req{method, target, 11};
     req.set(http::field::host, "127.0.0.1");
     req.prepare_payload();
-    http::write(socket, req, ec);
+    http::write(stream, req, ec);
     REQUIRE_FALSE(ec);
     boost::beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 * 1024 * 1024);
-    http::read(socket, buffer, parser, ec);
+    http::read(stream, buffer, parser, ec);
     INFO(ec.message());
     REQUIRE_FALSE(ec);
     return {static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
@@ -743,4 +760,80 @@ TEST_CASE("kinformer-watch merges KUBECONFIG's files, takes the context's namesp
   const auto targets = proxy.targets();
   REQUIRE_FALSE(targets.empty());
   CHECK(targets.front() == sim.url().substr(std::string("https://").size()));
+}
+
+TEST_CASE("kinformer-watch authenticates with the client certificate an exec plugin returns",
+          "[watch_cli]") {
+  kinformer::test::temp_dir dir;
+  kinformer::sim::certificate_request request;
+  request.client_auth = true;
+  auto client = kinformer::sim::make_self_signed_tls(request);
+  REQUIRE(client.ok());
+  // The simulator wants a token the client never has: only the certificate can get it in.
+  kubesim sim(25, 1,
+              {"--tls", "--ca-out", dir.file("ca.pem"), "--token", "never-sent", "--client-ca-file",
+               dir.write("client-ca.pem", client->ca_cert_pem)});
+  CHECK(sim.call(http::verb::get, "/api/v1/pods").status == 401);
+  dir.write("credential.json",
+            json::serialize(json::object{{"apiVersion", "client.authentication.k8s.io/v1"},
+                                         {"kind", "ExecCredential"},
+                                         {"status",
+                                          {{"clientCertificateData", client->server_cert_pem},
+                                           {"clientKeyData", client->server_key_pem},
+                                           {"expirationTimestamp", "2200-01-01T00:00:00Z"}}}}));
+  const auto plugin =
+      dir.write("bin/get-cert", "#!/bin/sh\ncat \"" + dir.file("credential.json") + "\"\n");
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  const auto kubeconfig =
+      dir.write("config", "apiVersion: v1\nkind: Config\n"
+                          "current-context: sim\n"
+                          "clusters:\n- name: sim\n  cluster:\n"
+                          "    server: " +
+                              sim.url() +
+                              "\n"
+                              "    certificate-authority: ca.pem\n"
+                              "contexts:\n- name: sim\n"
+                              "  context: {cluster: sim, user: plugin}\n"
+                              "users:\n- name: plugin\n  user:\n    exec:\n"
+                              "      apiVersion: client.authentication.k8s.io/v1\n"
+                              "      command: ./bin/get-cert\n"
+                              "      interactiveMode: Never\n");
+  watcher watch({"--kubeconfig", kubeconfig, "-A", "pods"});
+  INFO("kinformer-watch stderr: " << watch.process().stderr_text());
+  REQUIRE(watch.wait_synced());
+  CHECK(watch.fold.initial_adds_before_sync == 25);
+}
+
+TEST_CASE("kinformer-watch trusts the new CA after the simulator rotates its certificate",
+          "[watch_cli]") {
+  kinformer::test::temp_dir dir;
+  kubesim sim(30, 1, {"--tls", "--ca-out", dir.file("ca.pem"), "--token", "t0k"});
+  const auto kubeconfig = dir.write("config", "apiVersion: v1\nkind: Config\n"
+                                              "current-context: sim\n"
+                                              "clusters:\n- name: sim\n  cluster:\n"
+                                              "    server: " +
+                                                  sim.url() +
+                                                  "\n"
+                                                  "    certificate-authority: ca.pem\n"
+                                                  "contexts:\n- name: sim\n"
+                                                  "  context: {cluster: sim, user: u}\n"
+                                                  "users:\n- name: u\n  user: {token: t0k}\n");
+  watcher watch({"--kubeconfig", kubeconfig, "-A", "pods"});
+  INFO("kinformer-watch stderr: " << watch.process().stderr_text());
+  REQUIRE(watch.wait_synced());
+  auto read_ca = [&] {
+    std::ifstream in(dir.file("ca.pem"));
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const auto old_ca = read_ca();
+
+  // Every connection closes, and only the new CA verifies the server from now on: the watch
+  // converges again only if the client reloaded the file.
+  sim.post("/sim/tls/rotate");
+  CHECK(read_ca() != old_ca);
+  watch.fold.phase = "after the rotation";
+  sim.start_churn(200);
+  sim.wait_churn_done();
+  require_converges(watch, sim.truth());
+  CHECK(watch.fold.problems.empty());
 }
