@@ -17,11 +17,15 @@ std::string_view kinformer_version() noexcept {
   return KINFORMER_VERSION;
 }
 
-void add_connection_flags(CLI::App& app, client_flags& flags) {
+void add_kubeconfig_flags(CLI::App& app, client_flags& flags) {
   app.add_option("--kubeconfig", flags.kubeconfig,
                  "kubeconfig file to use (default: the files KUBECONFIG lists, else "
                  "~/.kube/config, else the pod's service account)");
   app.add_option("--context", flags.context, "kubeconfig context to use (default: current)");
+}
+
+void add_connection_flags(CLI::App& app, client_flags& flags) {
+  add_kubeconfig_flags(app, flags);
   app.add_option("-s,--server", flags.server, "API server URL (http:// or https://)");
   app.add_option("--token", flags.token, "bearer token");
   app.add_option("--token-file", flags.token_file, "bearer token file, re-read when it changes");
@@ -44,6 +48,27 @@ void add_version_flag(CLI::App& app) {
   app.set_version_flag("--version", app.get_name() + " " + std::string(kinformer_version()));
 }
 
+namespace {
+
+result<connection_config> no_kubeconfig_for_context(const std::string& context) {
+  return make_error(errc::invalid_argument,
+                    "--context " + context +
+                        ": no kubeconfig to take it from (KUBECONFIG is unset or names no "
+                        "existing file, and there is no ~/.kube/config)");
+}
+
+} // namespace
+
+result<connection_config> kubeconfig_context(const client_flags& flags) {
+  if (!flags.kubeconfig.empty())
+    return load_kubeconfig(flags.kubeconfig, flags.context);
+  if (auto paths = kubeconfig_search_paths(); !paths.empty())
+    return load_kubeconfig(paths, flags.context);
+  if (!flags.context.empty())
+    return no_kubeconfig_for_context(flags.context);
+  return connection_config{};
+}
+
 result<connection_config> resolve_connection(const client_flags& flags) {
   result<connection_config> config = make_error(errc::not_found, "no connection");
   if (!flags.kubeconfig.empty()) {
@@ -53,10 +78,7 @@ result<connection_config> resolve_connection(const client_flags& flags) {
   } else if (auto paths = kubeconfig_search_paths(); !paths.empty()) {
     config = load_kubeconfig(paths, flags.context);
   } else if (!flags.context.empty()) {
-    return make_error(errc::invalid_argument,
-                      "--context " + flags.context +
-                          ": no kubeconfig to take it from (KUBECONFIG is unset or names no "
-                          "existing file, and there is no ~/.kube/config)");
+    return no_kubeconfig_for_context(flags.context);
   } else {
     config = in_cluster_config();
     if (!config && config.err().code == errc::not_found)

@@ -35,6 +35,9 @@ std::string_view kinformer_version() noexcept;
 // --kubeconfig, --context, --server, --token, --token-file, --certificate-authority,
 // --insecure-skip-tls-verify.
 void add_connection_flags(CLI::App& app, client_flags& flags);
+// --kubeconfig and --context alone: for a tool that talks to kinformerd rather than to an API
+// server, and takes only the context's namespace from the kubeconfig.
+void add_kubeconfig_flags(CLI::App& app, client_flags& flags);
 // -n/--namespace, -A/--all-namespaces, -l/--selector, --field-selector.
 void add_selection_flags(CLI::App& app, client_flags& flags);
 // --version: prints "<tool> <version>" and exits with 0.
@@ -48,6 +51,11 @@ void add_version_flag(CLI::App& app);
 // Deliberate difference: with --server and no --kubeconfig or --context, no kubeconfig file is
 // read at all, so a bare URL never receives the current context's credentials.
 result<connection_config> resolve_connection(const client_flags& flags);
+
+// The kubeconfig's context as kubectl picks it (--kubeconfig, else KUBECONFIG's files, else
+// ~/.kube/config; --context, else the current one), for its namespace. With no kubeconfig
+// anywhere, an empty config (and --context is an error).
+result<connection_config> kubeconfig_context(const client_flags& flags);
 
 // The namespace to work in: "" (all) with -A, -n's when given, else the context's namespace
 // ("default" without a kubeconfig), as kubectl chooses it. -A with -n is an error.

@@ -4,7 +4,8 @@
 //
 //   kinformer-subscribe --connect HOST:PORT [--secret-file F]
 //       [--tls-ca F --tls-cert F --tls-key F | --plaintext]
-//       [-n NS | -A] [-l SEL] [--field-selector SEL] [--metadata-only] RESOURCE
+//       [--kubeconfig F] [--context C] [-n NS | -A] [-l SEL] [--field-selector SEL]
+//       [--metadata-only] RESOURCE
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/remote_setup.hpp"
@@ -36,7 +37,9 @@ const char* description =
     "Subscribes a handler in this process to RESOURCE (kubectl-style: pods,\n"
     "deployments.apps) in a running kinformerd, through its remote-subscription port, and\n"
     "prints each delta as one JSON line, then {\"type\":\"SYNCED\"} once synced.\n"
-    "Without -n, every namespace kinformerd's cache covers (as -A).";
+    "As kubectl: without -n or -A, the kubeconfig context's namespace (\"default\" when it has\n"
+    "none, or there is no kubeconfig); --kubeconfig and --context serve only to find it, since\n"
+    "kinformer-subscribe connects to kinformerd, not to the API server.";
 
 int fail(const std::string& message) {
   std::cerr << "kinformer-subscribe: " << message << "\n";
@@ -61,7 +64,8 @@ int main(int argc, char** argv) {
   tune_allocator_or_reexec(argv);
   std::string connect, secret_file;
   remote_tls tls;
-  bool plaintext = false, all_namespaces = false;
+  bool plaintext = false;
+  client_flags flags;
   remote_subscription_request request;
   CLI::App app(description, "kinformer-subscribe");
   add_version_flag(app);
@@ -72,11 +76,8 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", tls.certificate_file, "this subscriber's certificate (PEM)");
   app.add_option("--tls-key", tls.key_file, "its private key (PEM)");
   app.add_flag("--plaintext", plaintext, "no TLS (only when kinformerd is configured for it)");
-  app.add_option("-n,--namespace", request.namespace_, "only objects in namespace NS");
-  app.add_flag("-A,--all-namespaces", all_namespaces, "every namespace the cache covers");
-  app.add_option("-l,--selector", request.label_selector, "only objects whose labels match");
-  app.add_option("--field-selector", request.field_selector,
-                 "only objects whose fields match (metadata.name=x,status.phase!=Running)");
+  add_kubeconfig_flags(app, flags);
+  add_selection_flags(app, flags);
   app.add_flag("--metadata-only", request.metadata_only, "the kind's metadata-only informer");
   app.add_option("--name", request.name, "this subscriber's name in kinformerd's logs and metrics");
   app.add_option("RESOURCE", request.resource, "what to subscribe to: pods, deployments.apps")
@@ -88,9 +89,16 @@ int main(int argc, char** argv) {
       return app.exit(e); // --help, --version
     return fail(std::string(e.what()) + " (see --help)");
   }
-  if (all_namespaces && !request.namespace_.empty())
-    return fail("-A/--all-namespaces and -n/--namespace exclude each other");
-  // Checked here too, so that a typo is reported before connecting.
+  auto context = kubeconfig_context(flags);
+  if (!context)
+    return fail(context.err().describe());
+  auto namespace_ = resolve_namespace(flags, *context);
+  if (!namespace_)
+    return fail(namespace_.err().message);
+  request.namespace_ = *namespace_;
+  request.label_selector = flags.selector;
+  request.field_selector = flags.field_selector;
+  // Checked here too (kinformerd checks them), so that a typo is reported before connecting.
   if (auto labels = label_selector::parse(request.label_selector); !labels)
     return fail("-l/--selector: " + labels.err().message);
   if (auto fields = field_selector::parse(request.field_selector); !fields)

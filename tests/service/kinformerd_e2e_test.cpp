@@ -391,6 +391,23 @@ TEST_CASE("kinformer-subscribe receives every pod then SYNCED", "[service_e2e]")
     CHECK_FALSE(rest.contains(key));
   }
 
+  SECTION("without -n or -A, the kubeconfig context's namespace, as kubectl") {
+    const auto kubeconfig = dir.write(
+        "kubeconfig", "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                      "clusters:\n- name: k\n  cluster: {server: 'https://unused.invalid'}\n"
+                      "users:\n- name: u\n  user: {token: t}\n"
+                      "contexts:\n- name: c\n  context: {cluster: k, user: u, namespace: ns-1}\n");
+    child_process in_context({KINFORMER_SUBSCRIBE_PATH,
+                              "--connect=127.0.0.1:" + daemon.remote_port(), "--plaintext",
+                              "--secret-file", secret, "--kubeconfig", kubeconfig, "pods"});
+    std::set<std::string> expected;
+    for (const auto& key : added)
+      if (key.starts_with("ns-1/"))
+        expected.insert(key);
+    CHECK_FALSE(expected.empty());
+    CHECK(added_until_synced(in_context) == expected);
+  }
+
   SECTION("a bad field selector exits with 2 and says why, before connecting") {
     child_process bad({KINFORMER_SUBSCRIBE_PATH, "--connect=127.0.0.1:" + daemon.remote_port(),
                        "--plaintext", "--field-selector", "metadata.name", "pods"});
