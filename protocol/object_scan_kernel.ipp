@@ -194,9 +194,17 @@ private:
   bool check_string(od::value& value) {
     std::string_view content = string_content(value.raw_json_token());
     if (std::memchr(content.data(), '\\', content.size()) == nullptr)
-      return true; // simdjson's first pass already checked UTF-8 and control characters
+      return consume_plain(value); // stage 1 already checked UTF-8 and control characters
     std::string_view decoded;
     return ok(value.get_string().get(decoded));
+  }
+
+  // Steps over a string without unescaping it. A value that is never consumed is skipped by
+  // simdjson without checking the structure after it ('{"a":"b":}}' would pass): every value
+  // must be consumed.
+  bool consume_plain(od::value& value) {
+    od::raw_json_string raw;
+    return ok(value.get_raw_json_string().get(raw));
   }
 
   bool record_string(od::value& value, scanned_string& out) {
@@ -205,7 +213,7 @@ private:
     out.size = content.size();
     out.present = true;
     if (std::memchr(content.data(), '\\', content.size()) == nullptr)
-      return true;
+      return consume_plain(value);
     std::string_view decoded;
     if (!ok(value.get_string().get(decoded)))
       return false;

@@ -136,7 +136,10 @@ TEST_CASE("metadata strings with escapes are decoded") {
 TEST_CASE("the whole text is validated, not only the metadata") {
   for (const char* bad : {R"({"a":tru})", R"({"a":1,})", R"({"a":"\q"})", R"({"a":1} x)",
                           R"({"a":[1,2})", "{\"a\":\"x\x01\"}", R"({"a":1)", R"({"a":01})",
-                          "{\"a\":\"\xff\"}", R"({"metadata":{"name":"x"},"spec":{"x":nul}})"}) {
+                          "{\"a\":\"\xff\"}", R"({"metadata":{"name":"x"},"spec":{"x":nul}})",
+                          // Found by fuzzing: structure after a plain string went unchecked.
+                          R"({"":"":}})", R"({"a":"b":"c"}})", R"({"metadata":{"name":"x":"y"}}})",
+                          R"({"metadata":{"labels":{"a":"b":1}}}})"}) {
     INFO(bad);
     auto r = object::parse(bad);
     REQUIRE_FALSE(r.ok());
