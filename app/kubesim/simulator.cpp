@@ -225,7 +225,7 @@ private:
                     client_certificate_,
                     req.body()};
     reply r = server_.rest.handle(api);
-    std::visit([this](auto& reply) { send(std::move(reply)); }, r);
+    std::visit([this](auto& reply) { this->send(std::move(reply)); }, r);
   }
 
   void send(simple_reply r) {
