@@ -1,5 +1,7 @@
 #include "actors/reflector.hpp"
 
+#include "protocol/object_check.hpp"
+
 #include "protocol/http/api_client.hpp"
 
 #include <caf/all.hpp>
@@ -30,6 +32,9 @@ struct reflector_state {
 
   std::shared_ptr<api_client> client;
   informer_config config;
+  // What every object received must be (checked as it is decoded); shared with the requests,
+  // which may outlive this state on the I/O thread.
+  std::shared_ptr<const object_expectations> expect;
   informer_actor informer;
   watcher_state machine = idle{};
   std::unique_ptr<kinformer::backoff> retry_backoff;
@@ -91,6 +96,20 @@ void report(reflector_pointer self, reflector_report::what what, restart_reason 
              reflector_report{what, reason, duration, std::move(detail)});
 }
 
+// What the informer's objects must be: its kind, in the form asked for, in its scope.
+object_expectations expectations_of(const informer_config& config) {
+  object_expectations out;
+  out.namespaced = config.scope == resource_scope::namespaced;
+  if (config.metadata_only) {
+    out.kind = "PartialObjectMetadata";
+    out.api_version = "meta.k8s.io/v1";
+  } else if (!config.kind.empty()) {
+    out.kind = config.kind;
+    out.api_version = config.resource.gv().api_version();
+  }
+  return out;
+}
+
 void start_list_request(reflector_pointer self, session_id session, std::string resource_version,
                         std::string continue_token, std::optional<std::int64_t> limit) {
   auto& st = self->state;
@@ -103,10 +122,11 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   request.limit = limit.value_or(0);
   request.metadata_only = st.config.metadata_only;
   request.transform = st.config.transform.get();
-  // Keeps the transform alive for as long as the request can run.
+  request.expect = st.expect.get();
+  // Keeps the transform and the expectations alive for as long as the request can run.
   auto transform = st.config.transform;
-  st.client->list(request, [self = reflector_actor(self), session,
-                            transform](result<list_page> page, const response_info& info) {
+  st.client->list(request, [self = reflector_actor(self), session, transform,
+                            expect = st.expect](result<list_page> page, const response_info& info) {
     list_outcome out;
     out.info = info;
     if (page)
@@ -132,6 +152,7 @@ void start_watch_request(reflector_pointer self, const start_watch& a) {
   request.timeout_seconds = static_cast<int>(a.timeout.count());
   request.metadata_only = st.config.metadata_only;
   request.transform = st.config.transform.get();
+  request.expect = st.expect.get();
   request.idle_timeout = a.stall_timeout;
   auto window = st.config.event_window;
   request.initial_credit = st.in_flight >= window ? 1 : window - st.in_flight;
@@ -143,8 +164,8 @@ void start_watch_request(reflector_pointer self, const start_watch& a) {
                          transform](std::vector<watch_event>&& events) {
     caf::anon_send(self, atoms::wevents_atom::value, session, std::move(events));
   };
-  callbacks.on_closed = [self = reflector_actor(self), session,
-                         transform](const watch_closed_info& closed) {
+  callbacks.on_closed = [self = reflector_actor(self), session, transform,
+                         expect = st.expect](const watch_closed_info& closed) {
     caf::anon_send(self, atoms::wclosed_atom::value, session, closed);
   };
   st.watch = st.client->watch(request, std::move(callbacks));
@@ -280,6 +301,7 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
     st.config = std::move(config);
     st.informer = std::move(informer);
     st.retry_backoff = std::make_unique<kinformer::backoff>(st.config.retry);
+    st.expect = std::make_shared<const object_expectations>(expectations_of(st.config));
     return {
         [self](atoms::start_atom) { feed(self, start_requested{}); },
         [self](atoms::listed_atom, session_id session, list_outcome& out) {

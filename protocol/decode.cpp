@@ -1,5 +1,7 @@
 #include "protocol/decode.hpp"
 
+#include "protocol/object_check.hpp"
+
 #include "protocol/list_decoder.hpp"
 #include "protocol/object_scan.hpp"
 
@@ -319,6 +321,10 @@ result<watch_event> decode_watch_event(std::string_view line, const decode_optio
   if (!obj)
     return make_error(obj.err().code,
                       std::string(type_text) + " event object: " + obj.err().message);
+  if (options.expect && event.type != event_type::bookmark)
+    if (auto checked = check_object(**obj, *options.expect); !checked)
+      return make_error(errc::invalid_object,
+                        std::string(type_text) + " event: " + checked.err().message);
   event.object = std::move(*obj);
   return event;
 }

@@ -39,8 +39,13 @@ struct list_page {
   std::vector<object_ptr> items;
 };
 
+struct object_expectations;
+
 struct decode_options {
   const object_transform* transform = nullptr; // applied to every object before it is frozen
+  // Checked on every list item and on the object of every ADDED, MODIFIED and DELETED event
+  // (protocol/object_check.hpp): one that fails is an errc::invalid_object error.
+  const object_expectations* expect = nullptr;
 };
 
 // Decodes a List response body. A Status body comes back as an errc::status error whose message

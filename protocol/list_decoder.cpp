@@ -1,5 +1,7 @@
 #include "protocol/list_decoder.hpp"
 
+#include "protocol/object_check.hpp"
+
 #include "protocol/json_nesting.hpp"
 
 #if defined(__SSE2__)
@@ -247,6 +249,9 @@ status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>&
       if (!obj)
         return fail(make_error(obj.err().code,
                                "List items[" + std::to_string(items_) + "]: " + obj.err().message));
+      if (auto checked = check_item(**obj); !checked)
+        return fail(make_error(errc::invalid_object, "List items[" + std::to_string(items_) +
+                                                         "]: " + checked.err().message));
       out.push_back(std::move(*obj));
       ++items_;
     }
@@ -256,6 +261,18 @@ status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>&
                                                 "] is larger than " +
                                                 std::to_string(max_item_bytes_) + " bytes"));
   return ok_v;
+}
+
+status_result list_decoder::check_item(const object& item) const {
+  if (!options_.expect)
+    return ok_v;
+  if (!late_type_ || !item.kind().empty() || !item.api_version().empty())
+    return check_object(item, *options_.expect);
+  // The List names its kind after its items: the kind is checked in finish().
+  object_expectations untyped = *options_.expect;
+  untyped.kind.clear();
+  untyped.api_version.clear();
+  return check_object(item, untyped);
 }
 
 result<list_page> list_decoder::finish(std::vector<object_ptr>& items) {
@@ -279,6 +296,12 @@ result<list_page> list_decoder::finish(std::vector<object_ptr>& items) {
         item = std::move(*filled);
     }
   }
+  if (late_type_ && options_.expect) // the kinds check_item could not see yet
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (auto checked = check_object(*items[i], *options_.expect); !checked)
+        return fail(make_error(errc::invalid_object,
+                               "List items[" + std::to_string(i) + "]: " + checked.err().message))
+            .err();
   return page;
 }
 

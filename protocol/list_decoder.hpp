@@ -50,6 +50,7 @@ private:
   status_result scan_items(std::size_t& at, std::vector<object_ptr>& out);
   status_result start_items();
   status_result fail(error e);
+  status_result check_item(const object& item) const;
   void compact();
 
   decode_options options_;

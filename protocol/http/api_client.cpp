@@ -900,7 +900,7 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
   body_sink sink = [&](std::string_view bytes) -> status_result {
     if (!decoder) {
       // A list's limit is on each item, not on the body, which is never held.
-      decoder.emplace(decode_options{request.transform}, options.max_body_bytes);
+      decoder.emplace(decode_options{request.transform, request.expect}, options.max_body_bytes);
       items.clear();
       head.clear();
     }
@@ -939,7 +939,7 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
   response_info info;
   info.http_status = response->status_code;
   if (!decoder)
-    decoder.emplace(decode_options{request.transform}); // an empty body
+    decoder.emplace(decode_options{request.transform, request.expect}); // an empty body
   auto page = decoder->finish(items);
   if (!page && page.err().code == errc::status)
     info.server_status = decode_status(head); // a Status in a 2xx body
@@ -984,7 +984,7 @@ api_client::impl::stream_events(const std::shared_ptr<watch_session>& session, c
   };
   // Body bytes go straight into `lines`; each complete line is decoded in place from there.
   line_buffer lines(s.request.max_line_bytes);
-  const decode_options decode{s.request.transform};
+  const decode_options decode{s.request.transform, s.request.expect};
   const bool idle_checked = s.request.idle_timeout.count() > 0;
   s.last_progress = clock_type::now();
   s.reading = true;

@@ -107,6 +107,9 @@ struct list_request {
   std::int64_t limit = 0;                      // 0: no paging
   bool metadata_only = false;                  // ask for PartialObjectMetadataList
   const object_transform* transform = nullptr; // must outlive the request
+  // Checked on every item (protocol/object_check.hpp); must outlive the request. A failing item
+  // fails the list with errc::invalid_object.
+  const object_expectations* expect = nullptr;
   // Optional: items are handed here in batches, on the I/O thread, as they are decoded (each
   // socket read's worth); the page given to the list callback then carries no items. A list
   // that fails after some batches still ends in one callback with the error.
@@ -133,6 +136,9 @@ struct watch_request {
   int timeout_seconds = 0;                     // 0: the server's default
   bool metadata_only = false;                  // ask for PartialObjectMetadata events
   const object_transform* transform = nullptr; // must outlive the watch
+  // Checked on every event's object; must outlive the watch. A failing event closes the watch
+  // with watch_close_reason::decode_error before it is delivered.
+  const object_expectations* expect = nullptr;
   std::size_t max_line_bytes = std::size_t{16} << 20;
   std::size_t initial_credit = unlimited_credit; // events deliverable before add_credit
   // Close with watch_close_reason::idle_timeout when no byte arrives for this long while the
