@@ -14,6 +14,7 @@ packages=(
   libcli11-dev
   libssl-dev openssl
   clang-format
+  clang libclang-rt-14-dev # the fuzz targets (libFuzzer), tests/fuzz/run.sh
 )
 
 missing=()
