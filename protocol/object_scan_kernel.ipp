@@ -77,6 +77,8 @@ public:
         if (!string_member(value, "object", "apiVersion", out_.api_version))
           return false;
       } else if (key == "metadata") {
+        // A repeated key: the last value wins, whole (as Boost.JSON's tree has it).
+        clear_metadata();
         if (!metadata(value))
           return false;
       } else if (!any(value, 2)) {
@@ -84,6 +86,25 @@ public:
       }
     }
     return true;
+  }
+
+  // Whether a number's exponent is beyond what Boost.JSON reads (a 32-bit int): simdjson takes
+  // 4e-99999999999 as 0, Boost.JSON refuses it, and object::tree() must be able to parse every
+  // object the scanner accepted.
+  static bool exponent_overflows(std::string_view token) {
+    std::size_t at = token.find_first_of("eE");
+    if (at == std::string_view::npos)
+      return false;
+    ++at;
+    if (at < token.size() && (token[at] == '+' || token[at] == '-'))
+      ++at;
+    std::int64_t exponent = 0;
+    for (; at < token.size() && token[at] >= '0' && token[at] <= '9'; ++at) {
+      exponent = exponent * 10 + (token[at] - '0');
+      if (exponent > 2147483647)
+        return true;
+    }
+    return false;
   }
 
   // Validates any value and whatever it contains.
@@ -120,6 +141,8 @@ public:
     case od::json_type::string:
       return check_string(value);
     case od::json_type::number: {
+      if (exponent_overflows(value.raw_json_token()))
+        return invalid_json("a number's exponent is out of range");
       od::number number;
       auto e = value.get_number().get(number);
       if (e == simdjson::NUMBER_ERROR) {
@@ -166,6 +189,7 @@ public:
   // A string member (or null, or absent) whose place in the text is recorded.
   bool string_member(od::value& value, std::string_view where, std::string_view name,
                      scanned_string& out) {
+    out = scanned_string{}; // a repeated key: the last value wins
     od::json_type type;
     if (!ok(value.type().get(type)))
       return false;
@@ -208,6 +232,8 @@ private:
   }
 
   bool record_string(od::value& value, scanned_string& out) {
+    out.escaped = false;
+    out.unescaped.clear();
     std::string_view content = string_content(value.raw_json_token());
     out.begin = static_cast<std::size_t>(content.data() - base_);
     out.size = content.size();
@@ -315,7 +341,19 @@ public:
   od::document* parent_ = nullptr; // for current_location()
 
 private:
+  void clear_metadata() {
+    for (auto* field : {&out_.namespace_, &out_.name, &out_.uid, &out_.resource_version,
+                        &out_.deletion_timestamp})
+      *field = scanned_string{};
+    out_.generation = 0;
+    out_.labels.clear();
+    out_.annotations.clear();
+    out_.owner_references.clear();
+    out_.metadata = scanned_range{};
+  }
+
   bool generation(od::value& value) {
+    out_.generation = 0;
     od::json_type type;
     if (!ok(value.type().get(type)))
       return false;
@@ -330,6 +368,7 @@ private:
 
   bool string_map(od::value& value, std::string_view name,
                   std::vector<std::pair<scanned_string, scanned_string>>& out) {
+    out.clear();
     od::json_type type;
     if (!ok(value.type().get(type)))
       return false;
@@ -364,6 +403,7 @@ private:
   }
 
   bool owner_references(od::value& value) {
+    out_.owner_references.clear();
     od::json_type type;
     if (!ok(value.type().get(type)))
       return false;
@@ -420,6 +460,7 @@ private:
 
   // A boolean read when it is one; any other valid value is ignored, as before.
   bool flag(od::value& value, bool& out) {
+    out = false;
     od::json_type type;
     if (!ok(value.type().get(type)))
       return false;
@@ -513,6 +554,7 @@ status_result scan_watch_line(std::string_view padded_line, watch_line_scan& out
       if (!w.ok(value.type().get(t)))
         return w.failure();
       if (t != od::json_type::string) {
+        type_seen = false; // a repeated key: the last value wins
         if (!w.any(value, 1))
           return w.failure();
         continue;
@@ -527,6 +569,7 @@ status_result scan_watch_line(std::string_view padded_line, watch_line_scan& out
       if (!w.ok(value.type().get(t)))
         return w.failure();
       if (t != od::json_type::object) {
+        out.object_is_object = false; // a repeated key: the last value wins
         out.object_found = type_name(t);
         if (!w.any(value, 1))
           return w.failure();

@@ -30,7 +30,9 @@ for target in "${targets[@]}"; do
   mkdir -p "$build/artifacts/$target"
   echo "== fuzz_$target for ${seconds}s"
   # -timeout: an input taking 10 s is a hang; -rss_limit_mb: growth past 2 GB is a failure.
+  # -seed: the same mutations in every run (KINFORMER_FUZZ_SEED=0 picks a random one).
   if ! "$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=10 \
+    -seed="${KINFORMER_FUZZ_SEED:-1}" \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
     "$work" >"$build/artifacts/$target.log" 2>&1; then
     failed+=("$target")

@@ -139,7 +139,9 @@ TEST_CASE("the whole text is validated, not only the metadata") {
                           "{\"a\":\"\xff\"}", R"({"metadata":{"name":"x"},"spec":{"x":nul}})",
                           // Found by fuzzing: structure after a plain string went unchecked.
                           R"({"":"":}})", R"({"a":"b":"c"}})", R"({"metadata":{"name":"x":"y"}}})",
-                          R"({"metadata":{"labels":{"a":"b":1}}}})"}) {
+                          R"({"metadata":{"labels":{"a":"b":1}}}})",
+                          // Found by fuzzing: an exponent object::tree() cannot read.
+                          R"({"a":4e-99999999999})"}) {
     INFO(bad);
     auto r = object::parse(bad);
     REQUIRE_FALSE(r.ok());
@@ -147,6 +149,30 @@ TEST_CASE("the whole text is validated, not only the metadata") {
   }
   // Valid JSON that no 64-bit integer holds is still valid.
   CHECK(object::parse(R"({"a":123456789012345678901234567890})").ok());
+  CHECK(object::parse(R"({"a":4e-400,"b":1E+2147483647})").ok() ==
+        false); // 1e2147483647 is out of a double's range: simdjson refuses it
+  CHECK((*object::parse(R"({"a":4e-400})"))->tree().at("a").as_double() == 0.0);
+}
+
+TEST_CASE("a key given twice keeps its last value, whole, as Boost.JSON's tree has it") {
+  // Found by fuzzing: an escaped first value outlived a plain second one.
+  auto a = object::parse(R"({"metadata":{"name":"\t","name":""}})");
+  REQUIRE(a.ok());
+  CHECK((*a)->meta().name.empty());
+  auto b = object::parse(R"({"kind":"A","kind":"B","metadata":{"name":"x","labels":{"a":"1"},)"
+                         R"("generation":3,"ownerReferences":[{"name":"o","controller":true}]},)"
+                         R"("metadata":{"name":"y","labels":{"b":"2"},"labels":{"c":"3"}}})");
+  REQUIRE(b.ok());
+  const auto& m = (*b)->meta();
+  CHECK((*b)->kind() == "B");
+  CHECK(m.name == "y");
+  CHECK(m.generation == 0);
+  CHECK(m.owner_references.empty());
+  CHECK(m.labels == string_map_view{{"c", "3"}});
+  auto c = object::parse(R"({"metadata":{"name":"x","name":null,"labels":{"a":"1","a":"2"}}})");
+  REQUIRE(c.ok());
+  CHECK((*c)->meta().name.empty());
+  CHECK((*c)->meta().labels == string_map_view{{"a", "2"}});
 }
 
 TEST_CASE("list items that name no type get the list's") {
