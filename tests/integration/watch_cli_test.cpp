@@ -422,6 +422,25 @@ void require_converges(watcher& watch, const std::map<std::string, std::string>&
   REQUIRE(converged);
 }
 
+// A kubeconfig whose one context reaches `sim` (its CA in ca.pem next to the file) as a user
+// given by `user` (the YAML under "- name: u").
+std::string sim_kubeconfig(const kubesim& sim, const std::string& user) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: sim\n"
+         "clusters:\n- name: sim\n  cluster:\n    server: " +
+         sim.url() +
+         "\n    certificate-authority: ca.pem\n"
+         "contexts:\n- name: sim\n  context: {cluster: sim, user: u}\n"
+         "users:\n- name: u\n" +
+         user;
+}
+
+// A user whose credential comes from the exec plugin `command` (client.authentication v1).
+std::string exec_user(const std::string& command) {
+  return "  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+         "      command: " +
+         command + "\n      interactiveMode: Never\n";
+}
+
 } // namespace
 
 TEST_CASE("kinformer-watch syncs 300 pods and follows churn through watch faults", "[watch_cli]") {
@@ -699,20 +718,7 @@ TEST_CASE("kinformer-watch reaches a TLS simulator that wants a token through a 
           "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
           "\"status\":{\"token\":\"s3cret\",\"expirationTimestamp\":\"2200-01-01T00:00:00Z\"}}'\n");
   std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
-  const auto kubeconfig =
-      dir.write("config", "apiVersion: v1\nkind: Config\n"
-                          "current-context: sim\n"
-                          "clusters:\n- name: sim\n  cluster:\n"
-                          "    server: " +
-                              sim.url() +
-                              "\n"
-                              "    certificate-authority: ca.pem\n"
-                              "contexts:\n- name: sim\n"
-                              "  context: {cluster: sim, user: plugin}\n"
-                              "users:\n- name: plugin\n  user:\n    exec:\n"
-                              "      apiVersion: client.authentication.k8s.io/v1\n"
-                              "      command: ./bin/get-token\n"
-                              "      interactiveMode: Never\n");
+  const auto kubeconfig = dir.write("config", sim_kubeconfig(sim, exec_user("./bin/get-token")));
   watcher watch({"--kubeconfig", kubeconfig, "-A", "pods"});
   INFO("kinformer-watch stderr: " << watch.process().stderr_text());
   REQUIRE(watch.wait_synced());
@@ -784,20 +790,7 @@ TEST_CASE("kinformer-watch authenticates with the client certificate an exec plu
   const auto plugin =
       dir.write("bin/get-cert", "#!/bin/sh\ncat \"" + dir.file("credential.json") + "\"\n");
   std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
-  const auto kubeconfig =
-      dir.write("config", "apiVersion: v1\nkind: Config\n"
-                          "current-context: sim\n"
-                          "clusters:\n- name: sim\n  cluster:\n"
-                          "    server: " +
-                              sim.url() +
-                              "\n"
-                              "    certificate-authority: ca.pem\n"
-                              "contexts:\n- name: sim\n"
-                              "  context: {cluster: sim, user: plugin}\n"
-                              "users:\n- name: plugin\n  user:\n    exec:\n"
-                              "      apiVersion: client.authentication.k8s.io/v1\n"
-                              "      command: ./bin/get-cert\n"
-                              "      interactiveMode: Never\n");
+  const auto kubeconfig = dir.write("config", sim_kubeconfig(sim, exec_user("./bin/get-cert")));
   watcher watch({"--kubeconfig", kubeconfig, "-A", "pods"});
   INFO("kinformer-watch stderr: " << watch.process().stderr_text());
   REQUIRE(watch.wait_synced());
@@ -808,16 +801,7 @@ TEST_CASE("kinformer-watch trusts the new CA after the simulator rotates its cer
           "[watch_cli]") {
   kinformer::test::temp_dir dir;
   kubesim sim(30, 1, {"--tls", "--ca-out", dir.file("ca.pem"), "--token", "t0k"});
-  const auto kubeconfig = dir.write("config", "apiVersion: v1\nkind: Config\n"
-                                              "current-context: sim\n"
-                                              "clusters:\n- name: sim\n  cluster:\n"
-                                              "    server: " +
-                                                  sim.url() +
-                                                  "\n"
-                                                  "    certificate-authority: ca.pem\n"
-                                                  "contexts:\n- name: sim\n"
-                                                  "  context: {cluster: sim, user: u}\n"
-                                                  "users:\n- name: u\n  user: {token: t0k}\n");
+  const auto kubeconfig = dir.write("config", sim_kubeconfig(sim, "  user: {token: t0k}\n"));
   watcher watch({"--kubeconfig", kubeconfig, "-A", "pods"});
   INFO("kinformer-watch stderr: " << watch.process().stderr_text());
   REQUIRE(watch.wait_synced());
