@@ -20,16 +20,6 @@ std::string informer_config::display_name() const {
   return name;
 }
 
-histogram::histogram(std::vector<double> upper_bounds)
-    : bounds(std::move(upper_bounds)), counts(bounds.size() + 1, 0) {}
-
-void histogram::observe(double value) {
-  auto bucket = std::lower_bound(bounds.begin(), bounds.end(), value) - bounds.begin();
-  ++counts[static_cast<std::size_t>(bucket)];
-  sum += value;
-  ++count;
-}
-
 std::vector<double> list_duration_bounds() {
   return {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 }

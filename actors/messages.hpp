@@ -3,6 +3,7 @@
 // an actor system; actors/type_ids.hpp registers them with CAF.
 
 #include "actors/delta.hpp"
+#include "actors/histogram.hpp"
 #include "actors/indexer.hpp"
 #include "actors/store.hpp"
 #include "protocol/backoff.hpp"
@@ -50,18 +51,6 @@ struct subscription_options {
   // 410 Expired). Empty: no deletion history is replayed. Informer subscriptions only: the
   // cache refuses it (its subscriptions outlive informers, whose windows start afresh).
   std::optional<std::string> deletions_since;
-};
-
-// A Prometheus-style histogram: counts per bucket (upper bounds ascending, +Inf implied), sum
-// and count. Plain data, so that stats can be copied out of an actor.
-struct histogram {
-  std::vector<double> bounds;
-  std::vector<std::uint64_t> counts; // bounds.size() + 1 buckets, not cumulative
-  double sum = 0;
-  std::uint64_t count = 0;
-
-  explicit histogram(std::vector<double> upper_bounds = {});
-  void observe(double value);
 };
 
 // Bucket bounds in seconds: list durations, and delivery lags.
