@@ -5,6 +5,8 @@
 // A snapshot copies the array of shard pointers (O(#shards)), never the entries; the next write
 // to a shard copies that shard alone (O(entries / #shards)).
 
+#include "actors/string_hash.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -13,17 +15,6 @@
 #include <vector>
 
 namespace kinformer {
-
-// Hashes std::string and std::string_view alike, so maps keyed by std::string can be searched
-// with a std::string_view without building a string.
-//
-// Not noexcept, on purpose (here and in the other hashes of these containers): libstdc++ then
-// caches each element's hash in its node, so a lookup neither rehashes the nodes it walks past
-// nor compares keys (which live in other objects, often cold in cache) whose hash differs.
-struct string_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 // Makes `p` the only owner of its value, copying the value when someone else shares it.
 //

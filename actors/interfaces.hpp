@@ -1,6 +1,7 @@
 #pragma once
 // Every typed actor interface of kinformer, in one place.
 
+#include "actors/controller/controller_stats.hpp"
 #include "actors/remote_messages.hpp"
 #include "actors/type_ids.hpp"
 
@@ -63,6 +64,8 @@ using informer_set = std::vector<informer_handle>;
 } // namespace kinformer
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_set)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::controller_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::reconcile_outcome)
 
 namespace kinformer {
 
@@ -102,5 +105,13 @@ using gateway_actor =
     caf::typed_actor<caf::replies_to<atoms::remote_subscribe_atom, remote_subscription_request,
                                      caf::actor>::with<subscription_id>,
                      caf::reacts_to<atoms::unsubscribe_atom, subscription_id>>;
+
+// A controller (actors/controller/controller.hpp): its sources send it request keys and say when
+// they have synced; a timer brings delayed keys due.
+using controller_actor =
+    caf::typed_actor<caf::reacts_to<atoms::enqueue_atom, std::vector<std::string>>,
+                     caf::reacts_to<atoms::synced_atom, std::uint64_t>,
+                     caf::reacts_to<atoms::timer_atom>,
+                     caf::replies_to<atoms::stats_atom>::with<controller_stats>>;
 
 } // namespace kinformer

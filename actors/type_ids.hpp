@@ -49,6 +49,10 @@ using index_field_atom = caf::atom_constant<caf::atom("indexfld")>;
 // Cache -> subscription relay: a slot's informer was restarted.
 using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 
+// The controller toolkit (actors/controller/): sources -> controller, controller -> workers.
+using enqueue_atom = caf::atom_constant<caf::atom("enqueue")>;
+using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
+
 // Remote subscribers (actors/remote_gateway.hpp).
 using remote_subscribe_atom = caf::atom_constant<caf::atom("rsubscribe")>;
 using remote_deliver_atom = caf::atom_constant<caf::atom("rdeliver")>;

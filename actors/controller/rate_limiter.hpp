@@ -9,6 +9,8 @@
 //     failing items cannot retry faster than qps in all. Every call takes a token, even when
 //     the per-item wait is longer (as client-go's Reserve()), so the bucket can run negative.
 
+#include "actors/string_hash.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -61,10 +63,6 @@ public:
 private:
   std::chrono::nanoseconds item_backoff(std::uint32_t failures) const;
 
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   rate_limiter_options options_;
   token_bucket bucket_;
   std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> failures_;

@@ -17,6 +17,7 @@
 
 #include "actors/controller/rate_limiter.hpp"
 #include "actors/histogram.hpp"
+#include "actors/string_hash.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -90,10 +91,6 @@ public:
   const rate_limiter& limiter() const noexcept { return limiter_; }
 
 private:
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   template <class V>
   using key_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
 
