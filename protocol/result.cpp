@@ -36,6 +36,10 @@ const char* to_string(errc code) noexcept {
     return "expired";
   case errc::credentials:
     return "credentials";
+  case errc::conflict:
+    return "conflict";
+  case errc::already_exists:
+    return "already_exists";
   }
   return "unknown";
 }

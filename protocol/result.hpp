@@ -32,8 +32,12 @@ enum class errc {
   expired,
   // No usable credentials: an exec credential plugin failed, or printed nothing usable.
   credentials,
+  // Writes the API server refused for the object's state (409): another writer changed it
+  // since it was read (Conflict: read again and retry), or it exists already (AlreadyExists).
+  conflict,
+  already_exists,
 };
-inline constexpr errc last_errc = errc::credentials; // keep in step when appending
+inline constexpr errc last_errc = errc::already_exists; // keep in step when appending
 
 const char* to_string(errc code) noexcept;
 

@@ -4,6 +4,7 @@
 #include "protocol/http/api_client.hpp"
 
 #include "protocol/exec_credential.hpp"
+#include "protocol/percent_encode.hpp"
 #include "protocol/proxy.hpp"
 
 #include "protocol/http/tls_client.hpp"
@@ -63,22 +64,6 @@ constexpr const char* accept_metadata_list =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 constexpr const char* accept_metadata =
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
-
-std::string percent_encode(std::string_view text) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-  }
-  return out;
-}
 
 // Builds "path?a=b&c=d", skipping empty values.
 class query_builder {
@@ -246,7 +231,7 @@ public:
   // Why the proxy refused the tunnel ("407 Proxy Authentication Required"); empty otherwise.
   const std::string& proxy_refusal() const noexcept { return proxy_refusal_; }
 
-  awaitable<error_code> write(bhttp::request<bhttp::empty_body>& request,
+  awaitable<error_code> write(bhttp::request<bhttp::string_body>& request,
                               clock_type::time_point deadline) {
     tcp().expires_at(deadline);
     auto [ec, n] = tls_ ? co_await bhttp::async_write(*tls_, request, nothrow)
@@ -452,6 +437,39 @@ struct watch_session : operation {
 };
 
 // The outcome of one HTTP exchange for lists and gets.
+// One request as it goes out: its verb (for the method and metrics), target, Accept, and a body.
+struct outgoing_request {
+  api_verb verb = api_verb::get;
+  std::string target;
+  std::string accept;
+  std::string content_type;
+  std::string body;
+};
+
+bhttp::verb method_of(api_verb verb) {
+  switch (verb) {
+  case api_verb::create:
+    return bhttp::verb::post;
+  case api_verb::update:
+    return bhttp::verb::put;
+  case api_verb::patch:
+    return bhttp::verb::patch;
+  case api_verb::delete_:
+    return bhttp::verb::delete_;
+  case api_verb::list:
+  case api_verb::watch:
+  case api_verb::get:
+    break;
+  }
+  return bhttp::verb::get;
+}
+
+// Whether sending the request twice does no more than sending it once: safe to send again on a
+// fresh connection when a kept-alive one failed after the request went out.
+bool idempotent(api_verb verb) {
+  return verb != api_verb::create && verb != api_verb::patch;
+}
+
 struct raw_response {
   int status_code = 0;
   std::string content_type;
@@ -613,8 +631,7 @@ struct api_client::impl {
   std::string verify_name() const {
     return config.tls_server_name.empty() ? endpoint.host : config.tls_server_name;
   }
-  bhttp::request<bhttp::empty_body> make_request(const std::string& target,
-                                                 std::string_view accept);
+  bhttp::request<bhttp::string_body> make_request(const outgoing_request& out);
   error failure(const error_code& ec, operation& op, connection* conn, std::string_view what);
   void stop_all();
   // Reports a finished request to options.on_request.
@@ -633,14 +650,15 @@ struct api_client::impl {
   void untrack(const operation& op) { active.erase(op.id); }
 
   awaitable<result<std::shared_ptr<connection>>> open_connection(operation& op);
-  awaitable<result<raw_response>> exchange_once(operation& op, const std::string& target,
-                                                std::string_view accept, const body_sink& sink);
-  awaitable<result<raw_response>> exchange(operation& op, api_verb verb, const std::string& target,
-                                           std::string_view accept, const body_sink& sink = {});
+  awaitable<result<raw_response>> exchange_once(operation& op, const outgoing_request& out,
+                                                const body_sink& sink);
+  awaitable<result<raw_response>> exchange(operation& op, const outgoing_request& out,
+                                           const body_sink& sink = {});
   awaitable<void> run_list(std::shared_ptr<operation> op, list_request request,
                            list_callback callback);
-  awaitable<void> run_get(std::shared_ptr<operation> op, std::string path, std::string accept,
+  awaitable<void> run_get(std::shared_ptr<operation> op, outgoing_request out,
                           get_callback callback);
+  void post_exchange(outgoing_request out, get_callback callback);
   awaitable<void> run_watch(std::shared_ptr<watch_session> session);
   awaitable<std::optional<watch_closed_info>>
   stream_events(const std::shared_ptr<watch_session>& session, connection& conn,
@@ -692,12 +710,19 @@ std::string api_client::impl::host_header() const {
   return (ipv6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" + endpoint.port;
 }
 
-bhttp::request<bhttp::empty_body> api_client::impl::make_request(const std::string& target,
-                                                                 std::string_view accept) {
-  bhttp::request<bhttp::empty_body> request{bhttp::verb::get, endpoint.base_path + target, 11};
+bhttp::request<bhttp::string_body> api_client::impl::make_request(const outgoing_request& out) {
+  bhttp::request<bhttp::string_body> request{method_of(out.verb), endpoint.base_path + out.target,
+                                             11};
   request.set(bhttp::field::host, host_header());
   request.set(bhttp::field::user_agent, options.user_agent);
-  request.set(bhttp::field::accept, accept);
+  request.set(bhttp::field::accept, out.accept);
+  if (request.method() != bhttp::verb::get) {
+    if (!out.body.empty())
+      request.set(bhttp::field::content_type,
+                  out.content_type.empty() ? std::string("application/json") : out.content_type);
+    request.body() = out.body;
+    request.prepare_payload();
+  }
   const std::string& token = exec_credentials ? exec_current.token : tokens.current();
   if (!token.empty())
     request.set(bhttp::field::authorization, "Bearer " + token);
@@ -789,10 +814,9 @@ awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection
   co_return conn;
 }
 
-awaitable<result<raw_response>> api_client::impl::exchange_once(operation& op,
-                                                                const std::string& target,
-                                                                std::string_view accept,
-                                                                const body_sink& sink) {
+awaitable<result<raw_response>>
+api_client::impl::exchange_once(operation& op, const outgoing_request& out, const body_sink& sink) {
+  const std::string what = std::string(bhttp::to_string(method_of(out.verb))) + " " + out.target;
   if (auto credentials = refresh_exec_credential(); !credentials)
     co_return std::move(credentials).err();
   // A kept-alive connection may have been closed by the server meanwhile: when a reused one
@@ -811,16 +835,20 @@ awaitable<result<raw_response>> api_client::impl::exchange_once(operation& op,
       conn = std::move(*opened);
     }
     const auto deadline = clock_type::now() + options.request_timeout;
-    auto request = make_request(target, accept);
+    auto request = make_request(out);
     bhttp::response_parser<bhttp::buffer_body> parser;
     parser.body_limit(boost::none); // max_body_bytes is enforced below
     error_code ec = co_await conn->write(request, deadline);
+    // A write refused by a closed connection never reached the server; once written, only an
+    // idempotent request may go out again.
+    const bool sent = !ec;
     if (!ec)
       ec = co_await conn->read_header(parser, deadline);
     if (ec) {
-      if (reused && !op.aborted && !stopping && ec != beast::error::timeout)
+      if (reused && !op.aborted && !stopping && ec != beast::error::timeout &&
+          (!sent || idempotent(out.verb)))
         continue;
-      co_return failure(ec, op, conn.get(), "GET " + target);
+      co_return failure(ec, op, conn.get(), what);
     }
     raw_response response;
     const auto& header = parser.get();
@@ -839,10 +867,10 @@ awaitable<result<raw_response>> api_client::impl::exchange_once(operation& op,
       if (rec || (n == 0 && !parser.is_done())) {
         guard->finished = true;
         if (guard->expired)
-          co_return make_error(errc::timeout, "GET " + target + " timed out");
+          co_return make_error(errc::timeout, what + " timed out");
         if (!rec)
           rec = asio::error::eof;
-        co_return failure(rec, op, conn.get(), "reading the response to GET " + target);
+        co_return failure(rec, op, conn.get(), "reading the response to " + what);
       }
       if (streamed) {
         if (auto taken = sink(std::string_view(chunk.get(), n)); !taken) {
@@ -855,7 +883,7 @@ awaitable<result<raw_response>> api_client::impl::exchange_once(operation& op,
       if (response.body.size() + n > options.max_body_bytes) {
         guard->finished = true;
         conn->close();
-        co_return make_error(errc::too_large, "the response to GET " + target + " is larger than " +
+        co_return make_error(errc::too_large, "the response to " + what + " is larger than " +
                                                   std::to_string(options.max_body_bytes) +
                                                   " bytes");
       }
@@ -870,19 +898,17 @@ awaitable<result<raw_response>> api_client::impl::exchange_once(operation& op,
   }
 }
 
-awaitable<result<raw_response>> api_client::impl::exchange(operation& op, api_verb verb,
-                                                           const std::string& target,
-                                                           std::string_view accept,
-                                                           const body_sink& sink) {
+awaitable<result<raw_response>>
+api_client::impl::exchange(operation& op, const outgoing_request& out, const body_sink& sink) {
   auto started = clock_type::now();
-  auto response = co_await exchange_once(op, target, accept, sink);
-  observe(verb, started, response ? response->status_code : 0);
+  auto response = co_await exchange_once(op, out, sink);
+  observe(out.verb, started, response ? response->status_code : 0);
   // A rotated token shows up as a 401: re-read it (or run the exec plugin again) and try once
   // more if that may help.
   if (response && response->status_code == 401 && renew_credentials() && !op.aborted) {
     started = clock_type::now();
-    response = co_await exchange_once(op, target, accept, sink);
-    observe(verb, started, response ? response->status_code : 0);
+    response = co_await exchange_once(op, out, sink);
+    observe(out.verb, started, response ? response->status_code : 0);
   }
   co_return response;
 }
@@ -916,9 +942,11 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
     }
     return fed;
   };
-  auto response =
-      co_await exchange(*op, api_verb::list, build_list_target(request),
-                        request.metadata_only ? accept_metadata_list : accept_json, sink);
+  outgoing_request out;
+  out.verb = api_verb::list;
+  out.target = build_list_target(request);
+  out.accept = request.metadata_only ? accept_metadata_list : accept_json;
+  auto response = co_await exchange(*op, out, sink);
   untrack(*op);
   if (!response) {
     response_info info;
@@ -948,21 +976,21 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
   callback(std::move(page), info);
 }
 
-awaitable<void> api_client::impl::run_get(std::shared_ptr<operation> op, std::string path,
-                                          std::string accept, get_callback callback) {
+awaitable<void> api_client::impl::run_get(std::shared_ptr<operation> op, outgoing_request out,
+                                          get_callback callback) {
   track(op);
-  auto response = co_await exchange(*op, api_verb::get, path, accept);
+  auto response = co_await exchange(*op, out);
   untrack(*op);
   if (!response) {
     callback(std::move(response).err());
     co_return;
   }
-  http_response out;
-  out.status_code = response->status_code;
-  out.content_type = std::move(response->content_type);
-  out.retry_after_seconds = response->retry_after_seconds;
-  out.body = std::move(response->body);
-  callback(std::move(out));
+  http_response answer;
+  answer.status_code = response->status_code;
+  answer.content_type = std::move(response->content_type);
+  answer.retry_after_seconds = response->retry_after_seconds;
+  answer.body = std::move(response->body);
+  callback(std::move(answer));
 }
 
 void api_client::impl::close_watch(watch_session& s, watch_closed_info closed) {
@@ -1090,7 +1118,11 @@ awaitable<void> api_client::impl::run_watch(std::shared_ptr<watch_session> s) {
     co_return;
   }
   auto conn = std::move(*opened);
-  auto request = make_request(target, r.metadata_only ? accept_metadata : accept_json);
+  outgoing_request out;
+  out.verb = api_verb::watch;
+  out.target = target;
+  out.accept = r.metadata_only ? accept_metadata : accept_json;
+  auto request = make_request(out);
   request.keep_alive(false); // a watch connection is never reused
   bhttp::response_parser<bhttp::buffer_body> parser;
   parser.body_limit(boost::none); // a watch is unbounded; lines are bounded instead
@@ -1167,6 +1199,14 @@ const char* to_string(api_verb verb) noexcept {
     return "watch";
   case api_verb::get:
     return "get";
+  case api_verb::create:
+    return "create";
+  case api_verb::update:
+    return "update";
+  case api_verb::patch:
+    return "patch";
+  case api_verb::delete_:
+    return "delete";
   }
   return "unknown";
 }
@@ -1272,16 +1312,45 @@ void api_client::list(const list_request& request, list_callback callback) {
   });
 }
 
-void api_client::get(const std::string& path, const std::string& accept, get_callback callback) {
-  asio::post(impl_->ioc, [state = impl_.get(), path, accept, callback = std::move(callback)] {
+// Runs one get or write on the client's I/O thread.
+void api_client::impl::post_exchange(outgoing_request out, get_callback callback) {
+  asio::post(ioc, [state = this, out = std::move(out), callback = std::move(callback)]() mutable {
     if (state->stopping) {
       callback(make_error(errc::cancelled, "client shutting down"));
       return;
     }
     auto op = std::make_shared<operation>(state->ioc);
     op->id = state->next_id++;
-    asio::co_spawn(state->ioc, state->run_get(op, path, accept, callback), asio::detached);
+    asio::co_spawn(state->ioc, state->run_get(op, std::move(out), std::move(callback)),
+                   asio::detached);
   });
+}
+
+void api_client::get(const std::string& path, const std::string& accept, get_callback callback) {
+  outgoing_request out;
+  out.verb = api_verb::get;
+  out.target = path;
+  out.accept = accept;
+  impl_->post_exchange(std::move(out), std::move(callback));
+}
+
+void api_client::write(const write_request& request, get_callback callback) {
+  outgoing_request out;
+  out.verb = request.verb;
+  out.target = request.target;
+  out.content_type = request.content_type;
+  out.body = request.body;
+  out.accept = accept_json;
+  impl_->post_exchange(std::move(out), std::move(callback));
+}
+
+result<http_response> api_client::write_sync(const write_request& request) {
+  if (std::this_thread::get_id() == impl_->thread.get_id())
+    return make_error(errc::invalid_argument, "write_sync called on the client's I/O thread");
+  std::promise<result<http_response>> done;
+  auto answer = done.get_future();
+  write(request, [&done](result<http_response> response) { done.set_value(std::move(response)); });
+  return answer.get();
 }
 
 result<std::string> api_client::get_document_sync(const std::string& path) {

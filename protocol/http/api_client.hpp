@@ -40,8 +40,9 @@
 
 namespace kinformer {
 
-// The Kubernetes verb of a request (not its HTTP method: all three are GETs).
-enum class api_verb { list, watch, get };
+// The Kubernetes verb of a request (not its HTTP method: list, watch and get are GETs; create
+// is a POST, update a PUT, patch a PATCH, delete a DELETE).
+enum class api_verb { list, watch, get, create, update, patch, delete_ };
 const char* to_string(api_verb verb) noexcept;
 
 // One HTTP request the client finished, for metrics ("API requests by verb and code").
@@ -95,6 +96,15 @@ struct http_response {
   std::string content_type;
   std::optional<int> retry_after_seconds;
   std::string body;
+};
+
+// A request that writes: create, update, patch or delete (protocol/resource_writer.hpp builds
+// them for objects). Non-2xx answers are responses, not errors, as for get.
+struct write_request {
+  api_verb verb = api_verb::create; // create, update, patch or delete_
+  std::string target;               // path and query, below the server's base path
+  std::string content_type;         // of `body`; "application/json" when empty
+  std::string body;                 // may be empty for a delete
 };
 
 struct list_request {
@@ -217,6 +227,11 @@ public:
   // Blocking get, for discovery at start-up and tests. Never call it from a callback.
   result<http_response> get_sync(const std::string& path,
                                  const std::string& accept = "application/json");
+  // A write. A create or patch that fails after it was sent on a kept-alive connection is not
+  // sent again (the server may have applied it); an update or delete is, as a get is.
+  void write(const write_request& request, get_callback callback);
+  // Blocking write. Never call it from a callback.
+  result<http_response> write_sync(const write_request& request);
   // get_sync for a document that must be there (discovery): the body of a 200, else an error
   // naming the path and the status.
   result<std::string> get_document_sync(const std::string& path);
