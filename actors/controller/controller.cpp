@@ -66,12 +66,19 @@ struct controller_state {
 
   controller_options options;
   std::unique_ptr<work_queue> queue;
+  std::vector<worker_actor> workers;
   std::vector<worker_actor> idle_workers;
   std::size_t source_count = 0;
   std::vector<bool> source_synced;
   std::size_t synced_sources = 0;
   std::optional<clock::time_point> timer_due; // the earliest timer in flight
   controller_stats stats;
+  // Stopping: workers are told to stop, and the controller ends once the last one has (a
+  // reconcile in progress finishes first), so whoever watches the controller knows that no
+  // reconcile runs any more once it is down.
+  std::vector<caf::actor> sources;
+  std::size_t live_workers = 0;
+  std::optional<caf::error> stop_reason;
 };
 
 using controller_pointer = controller_actor::stateful_pointer<controller_state>;
@@ -97,6 +104,8 @@ void dispatch(controller_pointer self);
 void on_reconciled(controller_pointer self, worker_actor worker, const std::string& key,
                    const reconcile_outcome& outcome, clock::time_point started) {
   auto& st = self->state;
+  if (st.stop_reason)
+    return;
   auto now = clock::now();
   st.stats.reconcile_seconds.observe(std::chrono::duration<double>(now - started).count());
   if (!outcome.ok) {
@@ -123,6 +132,8 @@ void on_reconciled(controller_pointer self, worker_actor worker, const std::stri
 // the next delayed key.
 void dispatch(controller_pointer self) {
   auto& st = self->state;
+  if (st.stop_reason)
+    return;
   auto now = clock::now();
   while (sources_synced(st) && !st.idle_workers.empty()) {
     auto key = st.queue->get(now);
@@ -172,6 +183,33 @@ handler_actor spawn_source(controller_pointer self, cache_actor cache, watch_sou
                        std::move(callbacks), std::move(options));
 }
 
+// Stops the sources and the workers; the controller ends with `reason` once no worker runs.
+void begin_stop(controller_pointer self, caf::error reason) {
+  auto& st = self->state;
+  if (st.stop_reason)
+    return;
+  st.stop_reason = std::move(reason);
+  for (auto& source : st.sources)
+    self->send_exit(source, *st.stop_reason);
+  // A busy worker handles its exit after the reconcile it is running.
+  for (auto& worker : st.workers)
+    self->send_exit(worker, *st.stop_reason);
+  st.idle_workers.clear();
+  if (st.live_workers == 0)
+    self->quit(*st.stop_reason);
+}
+
+// A worker ended: expected while stopping; otherwise the controller cannot go on without it.
+void on_worker_down(controller_pointer self, const caf::down_msg& down) {
+  auto& st = self->state;
+  if (st.live_workers > 0)
+    --st.live_workers;
+  if (!st.stop_reason)
+    begin_stop(self, down.reason ? down.reason : caf::error(caf::exit_reason::unknown));
+  else if (st.live_workers == 0)
+    self->quit(*st.stop_reason);
+}
+
 controller_actor::behavior_type controller_behavior(controller_pointer self, cache_actor cache,
                                                     controller_spec spec) {
   auto& st = self->state;
@@ -179,15 +217,24 @@ controller_actor::behavior_type controller_behavior(controller_pointer self, cac
   st.queue = std::make_unique<work_queue>(rate_limiter(spec.options.rate_limits));
   st.stats.name = spec.options.name;
   st.stats.workers = std::max<std::size_t>(1, spec.options.workers);
+  // Monitored, not linked: the controller outlives its workers while they finish.
   for (std::size_t i = 0; i < st.stats.workers; ++i)
-    st.idle_workers.push_back(
-        self->spawn<caf::detached + caf::linked>(reconcile_worker, spec.reconcile));
+    st.workers.push_back(
+        self->spawn<caf::detached + caf::monitored>(reconcile_worker, spec.reconcile));
+  st.idle_workers = st.workers;
+  st.live_workers = st.workers.size();
   st.source_count = spec.sources.size();
   st.source_synced.assign(st.source_count, false);
-  // Linked: a source the cache refuses takes the controller down with its error, and the
-  // controller's end takes its sources down.
-  for (std::size_t i = 0; i < spec.sources.size(); ++i)
-    self->link_to(spawn_source(self, cache, std::move(spec.sources[i]), i));
+  // Linked: a source the cache refuses stops the controller with its error.
+  for (std::size_t i = 0; i < spec.sources.size(); ++i) {
+    auto source =
+        caf::actor_cast<caf::actor>(spawn_source(self, cache, std::move(spec.sources[i]), i));
+    self->link_to(source);
+    st.sources.push_back(std::move(source));
+  }
+  // Every exit, a shutdown or a source's failure, stops the workers first.
+  self->set_exit_handler([self](caf::exit_msg& msg) { begin_stop(self, std::move(msg.reason)); });
+  self->set_down_handler([self](caf::down_msg& down) { on_worker_down(self, down); });
   return {
       [self](atoms::enqueue_atom, std::vector<std::string>& keys) {
         auto now = clock::now();
@@ -211,7 +258,7 @@ controller_actor::behavior_type controller_behavior(controller_pointer self, cac
         auto& st = self->state;
         auto now = clock::now();
         controller_stats out = st.stats;
-        out.busy_workers = st.stats.workers - st.idle_workers.size();
+        out.busy_workers = st.stop_reason ? 0 : st.workers.size() - st.idle_workers.size();
         out.sources_synced = sources_synced(st);
         out.queue = st.queue->stats();
         out.queue_depth = st.queue->depth();

@@ -68,8 +68,9 @@ struct controller_spec {
 };
 
 // Starts the controller: its sources subscribe through `cache`, its workers start once they
-// have all synced. Stopping the controller actor stops its sources and workers; a reconcile in
-// progress finishes first.
+// have all synced. An exit sent to the controller (or a source's failure) stops its sources and
+// workers; a reconcile in progress finishes first, and the controller ends only after the last
+// worker has, so once a monitor sees it down no reconcile runs any more.
 controller_actor spawn_controller(caf::actor_system& system, cache_actor cache,
                                   controller_spec spec);
 

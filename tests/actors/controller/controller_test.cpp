@@ -82,6 +82,14 @@ struct journal {
   }
 };
 
+// Stops the controller and returns once it is down: no reconcile runs any more.
+void stop(const controller_actor& controller) {
+  caf::scoped_actor self{controller->home_system()};
+  self->monitor(controller);
+  self->send_exit(controller, caf::exit_reason::user_shutdown);
+  self->receive([](const caf::down_msg&) {});
+}
+
 struct fixture : kinformer::testing::sim_actor_fixture {
   cache_actor cache;
   std::optional<cache_client> reader;
@@ -95,12 +103,11 @@ struct fixture : kinformer::testing::sim_actor_fixture {
     cache = spawn_cache(*system, client, o);
     reader.emplace(*system, caf::actor_cast<caf::actor>(cache));
   }
-  // The reconcilers use `reader` and `seen`: every worker must have stopped before they go.
+  // The reconcilers use `reader` and `seen`: every worker has stopped once the controller is down.
   ~fixture() {
     if (controller)
-      caf::anon_send_exit(*controller, caf::exit_reason::user_shutdown);
+      stop(*controller);
     caf::anon_send_exit(cache, caf::exit_reason::user_shutdown);
-    system->await_all_actors_done();
     reader.reset();
   }
 
