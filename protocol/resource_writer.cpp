@@ -2,6 +2,7 @@
 
 #include "protocol/decode.hpp"
 #include "protocol/percent_encode.hpp"
+#include "protocol/refusal.hpp"
 
 #include <boost/json.hpp>
 
@@ -23,11 +24,8 @@ std::string with_query(std::string path, bool dry_run, std::string_view field_ma
 // A non-2xx answer as the error a caller branches on.
 error refusal(const http_response& response, std::string_view what) {
   auto st = decode_status(response.body);
-  std::string message = std::string(what) + ": HTTP " + std::to_string(response.status_code);
-  if (st)
-    message += ": " + st->describe();
-  else if (!response.body.empty())
-    message += ": " + response.body.substr(0, 256);
+  std::string message =
+      std::string(what) + ": " + describe_refusal(response.status_code, st, response.body);
   std::string_view reason = st ? std::string_view(st->reason) : std::string_view{};
   if (response.status_code == 404 || reason == "NotFound")
     return make_error(errc::not_found, std::move(message));

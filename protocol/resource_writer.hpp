@@ -13,6 +13,7 @@
 #include "protocol/object.hpp"
 #include "protocol/result.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

@@ -6,6 +6,7 @@
 #include "protocol/exec_credential.hpp"
 #include "protocol/percent_encode.hpp"
 #include "protocol/proxy.hpp"
+#include "protocol/refusal.hpp"
 
 #include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
@@ -436,7 +437,6 @@ struct watch_session : operation {
   }
 };
 
-// The outcome of one HTTP exchange for lists and gets.
 // One request as it goes out: its verb (for the method and metrics), target, Accept, and a body.
 struct outgoing_request {
   api_verb verb = api_verb::get;
@@ -470,6 +470,7 @@ bool idempotent(api_verb verb) {
   return verb != api_verb::create && verb != api_verb::patch;
 }
 
+// The outcome of one HTTP exchange for lists, gets and writes.
 struct raw_response {
   int status_code = 0;
   std::string content_type;
@@ -514,11 +515,7 @@ std::pair<error, response_info> describe_failure(const raw_response& response) {
         bounded_retry_after(*info.server_status->retry_after_seconds);
   if (!info.retry_after_seconds && info.server_status)
     info.retry_after_seconds = info.server_status->retry_after_seconds;
-  std::string message = "HTTP " + std::to_string(response.status_code);
-  if (info.server_status)
-    message += ": " + info.server_status->describe();
-  else if (!response.body.empty())
-    message += ": " + response.body.substr(0, 256);
+  auto message = describe_refusal(response.status_code, info.server_status, response.body);
   return {make_error(errc::status, std::move(message)), std::move(info)};
 }
 
@@ -816,7 +813,10 @@ awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection
 
 awaitable<result<raw_response>>
 api_client::impl::exchange_once(operation& op, const outgoing_request& out, const body_sink& sink) {
-  const std::string what = std::string(bhttp::to_string(method_of(out.verb))) + " " + out.target;
+  // "GET /api/v1/pods": built only for an error message.
+  const auto what = [&out] {
+    return std::string(bhttp::to_string(method_of(out.verb))) + " " + out.target;
+  };
   if (auto credentials = refresh_exec_credential(); !credentials)
     co_return std::move(credentials).err();
   // A kept-alive connection may have been closed by the server meanwhile: when a reused one
@@ -848,7 +848,7 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
       if (reused && !op.aborted && !stopping && ec != beast::error::timeout &&
           (!sent || idempotent(out.verb)))
         continue;
-      co_return failure(ec, op, conn.get(), what);
+      co_return failure(ec, op, conn.get(), what());
     }
     raw_response response;
     const auto& header = parser.get();
@@ -867,10 +867,10 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
       if (rec || (n == 0 && !parser.is_done())) {
         guard->finished = true;
         if (guard->expired)
-          co_return make_error(errc::timeout, what + " timed out");
+          co_return make_error(errc::timeout, what() + " timed out");
         if (!rec)
           rec = asio::error::eof;
-        co_return failure(rec, op, conn.get(), "reading the response to " + what);
+        co_return failure(rec, op, conn.get(), "reading the response to " + what());
       }
       if (streamed) {
         if (auto taken = sink(std::string_view(chunk.get(), n)); !taken) {
@@ -883,7 +883,7 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
       if (response.body.size() + n > options.max_body_bytes) {
         guard->finished = true;
         conn->close();
-        co_return make_error(errc::too_large, "the response to " + what + " is larger than " +
+        co_return make_error(errc::too_large, "the response to " + what() + " is larger than " +
                                                   std::to_string(options.max_body_bytes) +
                                                   " bytes");
       }

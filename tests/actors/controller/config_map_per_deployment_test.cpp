@@ -4,12 +4,9 @@
 // the ConfigMaps are tampered with. The simulator has no garbage collector, so the reconciler
 // deletes the ConfigMap of a Deployment that is gone.
 
-#include "actors/cache.hpp"
-#include "actors/cache_client.hpp"
-#include "actors/controller/controller.hpp"
 #include "app/kubesim/storage.hpp"
 #include "protocol/resource_writer.hpp"
-#include "tests/support/sim_actor_fixture.hpp"
+#include "tests/support/controller_fixture.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -129,38 +126,14 @@ struct config_map_reconciler {
   }
 };
 
-// Stops the controller and returns once it is down: no reconcile runs any more.
-void stop(const controller_actor& controller) {
-  caf::scoped_actor self{controller->home_system()};
-  self->monitor(controller);
-  self->send_exit(controller, caf::exit_reason::user_shutdown);
-  self->receive([](const caf::down_msg&) {});
-}
-
-struct fixture : kinformer::testing::sim_actor_fixture {
-  cache_actor cache;
-  std::optional<cache_client> reader;
+struct fixture : kinformer::testing::controller_fixture {
   std::optional<resource_writer> writer;
-  std::optional<controller_actor> controller;
   std::mutex mutex;
   std::condition_variable reconciled;
 
-  fixture() {
-    cache_options o;
-    o.watch.min_watch_timeout = 300s;
-    o.watch.max_watch_timeout = 600s;
-    cache = spawn_cache(*system, client, o);
-    reader.emplace(*system, caf::actor_cast<caf::actor>(cache));
-    writer.emplace(client);
-  }
-  // The reconciler uses `reader` and `writer`: every worker has stopped once the controller is
-  // down.
-  ~fixture() {
-    if (controller)
-      stop(*controller);
-    caf::anon_send_exit(cache, caf::exit_reason::user_shutdown);
-    reader.reset();
-  }
+  fixture() { writer.emplace(client); }
+  // The reconciler uses `writer`: it must have stopped before it goes.
+  ~fixture() { stop_controller(); }
 
   void start() {
     controller_spec spec;

@@ -3,11 +3,8 @@
 // and retry, requeues come back, a key is never reconciled twice at once, owned objects map to
 // their owner, and a source the cache refuses stops the controller.
 
-#include "actors/cache.hpp"
-#include "actors/cache_client.hpp"
-#include "actors/controller/controller.hpp"
 #include "app/kubesim/storage.hpp"
-#include "tests/support/sim_actor_fixture.hpp"
+#include "tests/support/controller_fixture.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -82,34 +79,11 @@ struct journal {
   }
 };
 
-// Stops the controller and returns once it is down: no reconcile runs any more.
-void stop(const controller_actor& controller) {
-  caf::scoped_actor self{controller->home_system()};
-  self->monitor(controller);
-  self->send_exit(controller, caf::exit_reason::user_shutdown);
-  self->receive([](const caf::down_msg&) {});
-}
-
-struct fixture : kinformer::testing::sim_actor_fixture {
-  cache_actor cache;
-  std::optional<cache_client> reader;
-  std::optional<controller_actor> controller;
+struct fixture : kinformer::testing::controller_fixture {
   journal seen;
 
-  fixture() {
-    cache_options o;
-    o.watch.min_watch_timeout = 300s;
-    o.watch.max_watch_timeout = 600s;
-    cache = spawn_cache(*system, client, o);
-    reader.emplace(*system, caf::actor_cast<caf::actor>(cache));
-  }
-  // The reconcilers use `reader` and `seen`: every worker has stopped once the controller is down.
-  ~fixture() {
-    if (controller)
-      stop(*controller);
-    caf::anon_send_exit(cache, caf::exit_reason::user_shutdown);
-    reader.reset();
-  }
+  // The reconcilers use `seen`: they must have stopped before it goes.
+  ~fixture() { stop_controller(); }
 
   std::string create(const std::string& ns, const std::string& name,
                      const std::string& owner = "") {
