@@ -10,7 +10,9 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -312,4 +314,26 @@ TEST_CASE_METHOD(fixture, "controller: a source the cache cannot serve stops the
   REQUIRE(reason.has_value());
   CHECK(*reason != caf::exit_reason::normal);
   CHECK(*reason);
+}
+
+TEST_CASE_METHOD(fixture, "controller: stopping waits for the reconcile in progress; once the "
+                          "controller is down no reconcile runs") {
+  create("a", "slow");
+  std::promise<void> started, release;
+  auto release_done = release.get_future().share();
+  std::atomic<bool> finished{false};
+  start({for_kind(config_maps())},
+        [&, release_done](const reconcile_request&) -> result<reconcile_result> {
+          started.set_value();
+          release_done.wait();
+          finished = true;
+          return reconcile_result{};
+        });
+  started.get_future().wait();
+  auto stopped = std::async(std::launch::async, [this] { stop_controller(); });
+  // While the reconcile is held, the stop must not return (a bounded look, not a sync point).
+  CHECK(stopped.wait_for(50ms) == std::future_status::timeout);
+  release.set_value();
+  stopped.get();
+  CHECK(finished);
 }
