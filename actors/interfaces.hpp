@@ -2,6 +2,8 @@
 // Every typed actor interface of kinformer, in one place.
 
 #include "actors/controller/controller_stats.hpp"
+#include "actors/controller/event_recorder_stats.hpp"
+#include "actors/controller/event_series.hpp"
 #include "actors/remote_messages.hpp"
 #include "actors/type_ids.hpp"
 
@@ -66,6 +68,8 @@ using informer_set = std::vector<informer_handle>;
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_set)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::controller_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::reconcile_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::event_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::event_recorder_stats)
 
 namespace kinformer {
 
@@ -113,5 +117,15 @@ using controller_actor =
                      caf::reacts_to<atoms::synced_atom, std::uint64_t>,
                      caf::reacts_to<atoms::timer_atom>,
                      caf::replies_to<atoms::stats_atom>::with<controller_stats>>;
+
+// The event recorder (actors/controller/event_recorder.hpp): Events to record, the outcome of
+// its writes (a write id, how it ended, the error), the end of a retry delay (start), the
+// periodic flush of series (timer). wait_sync replies once no write is pending.
+using event_recorder_actor =
+    caf::typed_actor<caf::reacts_to<atoms::record_atom, event_record>,
+                     caf::reacts_to<atoms::written_atom, std::uint64_t, std::int32_t, std::string>,
+                     caf::reacts_to<atoms::start_atom>, caf::reacts_to<atoms::timer_atom>,
+                     caf::replies_to<atoms::wait_sync_atom>::with<bool>,
+                     caf::replies_to<atoms::stats_atom>::with<event_recorder_stats>>;
 
 } // namespace kinformer

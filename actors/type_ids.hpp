@@ -52,6 +52,9 @@ using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 // The controller toolkit (actors/controller/): sources -> controller, controller -> workers.
 using enqueue_atom = caf::atom_constant<caf::atom("enqueue")>;
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
+// The event recorder (actors/controller/event_recorder.hpp): an Event to record; a write done.
+using record_atom = caf::atom_constant<caf::atom("record")>;
+using written_atom = caf::atom_constant<caf::atom("written")>;
 
 // Remote subscribers (actors/remote_gateway.hpp).
 using remote_subscribe_atom = caf::atom_constant<caf::atom("rsubscribe")>;

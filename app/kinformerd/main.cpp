@@ -7,10 +7,10 @@
 
 #include "app/common/allocator_tuning.hpp"
 #include "app/common/client_flags.hpp"
+#include "app/common/stop_signals.hpp"
 #include "app/kinformerd/config.hpp"
 #include "app/kinformerd/service.hpp"
 
-#include <csignal>
 #include <iostream>
 #include <pthread.h>
 
@@ -33,23 +33,14 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  // Block the stop signals in every thread (threads inherit the mask) so that main can wait for
-  // them with sigwait instead of running code in a signal handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  stop_signals stop; // before any thread starts
 
   service::kinformerd daemon(std::move(config).value(), std::cerr);
   if (auto started = daemon.start(); !started) {
     std::cerr << "kinformerd: " << started.err().describe() << "\n";
     return 1;
   }
-  int received = 0;
-  sigwait(&stop_signals, &received);
-  std::cerr << "kinformerd: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
-            << " received, stopping\n";
+  std::cerr << "kinformerd: " << stop_signals::name(stop.wait()) << " received, stopping\n";
   daemon.stop();
   return 0;
 }

@@ -115,6 +115,9 @@ status injected_failure(int code, std::optional<int> retry_after_seconds) {
   case 410:
     s = expired("The resourceVersion for the provided list is too old.");
     break;
+  case 403:
+    s = make_failure(403, "Forbidden", "forbidden: injected failure (kubesim fault plan)");
+    break;
   default:
     s = make_failure(code, "InternalError",
                      "Internal error occurred: injected failure (kubesim fault plan)");

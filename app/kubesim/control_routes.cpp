@@ -132,6 +132,25 @@ void add_builtin_control_routes(simulator& sim) {
       return action(req);
     };
   };
+  // ?count=N&code=C[&retryAfter=S] (a 429 without retryAfter carries Retry-After: 1), then
+  // `arm(count, code, retry_after)`.
+  auto arm_failures = [&post_only](auto arm) {
+    return post_only([arm](const control_request& req) {
+      auto count = query_number(req, "count", 1);
+      auto code = query_number(req, "code", 500);
+      auto retry = query_number(req, "retryAfter", -1);
+      if (!count || !code || !retry || *code < 400 || *code > 599)
+        return control_error(
+            bad_request("count and retryAfter must be non-negative integers, code 400-599"));
+      std::optional<int> retry_after;
+      if (*retry >= 0)
+        retry_after = static_cast<int>(*retry);
+      else if (*code == 429)
+        retry_after = 1;
+      arm(static_cast<std::size_t>(*count), static_cast<int>(*code), retry_after);
+      return control_ok();
+    });
+  };
   sim.add_control_route("/sim/faults/drop-watches", post_only([&sim](const control_request&) {
                           sim.drop_watches();
                           return control_ok();
@@ -183,23 +202,14 @@ void add_builtin_control_routes(simulator& sim) {
                           sim.store().refuse_streaming_lists(refuse == "true");
                           return control_ok();
                         }));
-  sim.add_control_route(
-      "/sim/faults/fail-lists", post_only([&sim](const control_request& req) {
-        auto count = query_number(req, "count", 1);
-        auto code = query_number(req, "code", 500);
-        auto retry = query_number(req, "retryAfter", -1);
-        if (!count || !code || !retry || *code < 400 || *code > 599)
-          return control_error(
-              bad_request("count and retryAfter must be non-negative integers, code 400-599"));
-        std::optional<int> retry_after;
-        if (*retry >= 0)
-          retry_after = static_cast<int>(*retry);
-        else if (*code == 429)
-          retry_after = 1;
-        sim.store().fail_next_lists(static_cast<std::size_t>(*count), static_cast<int>(*code),
-                                    retry_after);
-        return control_ok();
-      }));
+  sim.add_control_route("/sim/faults/fail-lists",
+                        arm_failures([&sim](std::size_t count, int code, std::optional<int> retry) {
+                          sim.store().fail_next_lists(count, code, retry);
+                        }));
+  sim.add_control_route("/sim/faults/fail-writes",
+                        arm_failures([&sim](std::size_t count, int code, std::optional<int> retry) {
+                          sim.store().fail_next_writes(count, code, retry);
+                        }));
   sim.add_control_route("/sim/faults/compact", post_only([&sim](const control_request&) {
                           sim.store().compact();
                           return control_ok();

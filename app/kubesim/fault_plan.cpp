@@ -37,6 +37,7 @@ void fault_plan::reset() {
   std::lock_guard lock(mutex_);
   watch_failures_ = 0;
   list_failures_ = 0;
+  write_failures_ = 0;
   continue_expiries_ = 0;
   refuse_streaming_ = false;
 }
@@ -55,6 +56,21 @@ std::optional<status> fault_plan::take_list_failure() {
     return std::nullopt;
   --list_failures_;
   return injected_failure(list_code_, list_retry_after_);
+}
+
+void fault_plan::fail_next_writes(std::size_t count, int code,
+                                  std::optional<int> retry_after_seconds) {
+  std::lock_guard lock(mutex_);
+  write_failures_ = count;
+  write_failure_ = {code, retry_after_seconds};
+}
+
+std::optional<status> fault_plan::take_write_failure() {
+  std::lock_guard lock(mutex_);
+  if (write_failures_ == 0)
+    return std::nullopt;
+  --write_failures_;
+  return injected_failure(write_failure_.code, write_failure_.retry_after_seconds);
 }
 
 bool fault_plan::take_continue_expiry() {

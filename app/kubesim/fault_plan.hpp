@@ -26,6 +26,9 @@ public:
   // 503, ...) before any event, with Retry-After when given.
   void fail_next_watches(std::size_t count, int code, std::optional<int> retry_after_seconds);
   void fail_next_lists(std::size_t count, int code, std::optional<int> retry_after_seconds);
+  // The next `count` writes through the API (create, update, patch, delete) answer `code`
+  // without being applied.
+  void fail_next_writes(std::size_t count, int code, std::optional<int> retry_after_seconds);
   // The next `count` list requests that carry a continue token answer 410 Expired, as when etcd
   // compacts the token's revision between two pages.
   void expire_next_continues(std::size_t count);
@@ -38,6 +41,8 @@ public:
   std::optional<armed_failure> take_watch_failure();
   // Consumes one armed list failure: the Status to answer with, if one was armed.
   std::optional<status> take_list_failure();
+  // Consumes one armed write failure.
+  std::optional<status> take_write_failure();
   // Consumes one armed continue-token expiry.
   bool take_continue_expiry();
   bool refuses_streaming_lists();
@@ -49,6 +54,8 @@ private:
   std::size_t list_failures_ = 0;
   int list_code_ = 500;
   std::optional<int> list_retry_after_;
+  std::size_t write_failures_ = 0;
+  armed_failure write_failure_;
   std::size_t continue_expiries_ = 0;
   bool refuse_streaming_ = false;
 };

@@ -3,6 +3,7 @@
 
 #include "app/common/allocator_tuning.hpp"
 #include "app/common/client_flags.hpp"
+#include "app/common/stop_signals.hpp"
 #include "app/kubesim/churn.hpp"
 #include "app/kubesim/object_generator.hpp"
 #include "app/kubesim/simulator.hpp"
@@ -13,7 +14,6 @@
 #include <CLI/Formatter.hpp>
 #include <boost/json.hpp>
 
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -64,6 +64,8 @@ Control interface (HTTP, under /sim/; POST changes something, GET reads):
                               the next N watches get an ERROR event with 410 Expired
   POST /sim/faults/fail-lists?count=N&code=C[&retryAfter=S]
                               the next N lists fail with HTTP C (500, 429 with Retry-After, ...)
+  POST /sim/faults/fail-writes?count=N&code=C[&retryAfter=S]
+                              the next N creates, updates, patches or deletes fail with HTTP C
   POST /sim/faults/compact    drop the watch history: older resourceVersions answer 410
   POST /sim/faults/restore    as after an etcd restore: resourceVersion jumps ahead, history
                               reset, every resourceVersion a client holds is too old
@@ -341,13 +343,7 @@ int main(int argc, char** argv) {
     return exit_code;
   const command_line& cl = *parsed;
 
-  // Block the stop signals in every thread (the server's and churn's inherit this mask), so
-  // main can wait for them with sigwait.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  stop_signals stop; // before the server's and churn's threads start
 
   simulator sim(cl.server);
   register_example_resources(sim.store());
@@ -394,9 +390,7 @@ int main(int argc, char** argv) {
     std::cout << "churning " << cl.churn_rate << " writes/s" << std::endl;
   }
 
-  int received = 0;
-  sigwait(&stop_signals, &received);
-  std::cout << "stopping on " << (received == SIGINT ? "SIGINT" : "SIGTERM") << std::endl;
+  std::cout << "stopping on " << stop_signals::name(stop.wait()) << std::endl;
   tooling.stop_churn();
   sim.stop();
   return 0;

@@ -290,6 +290,8 @@ reply serve_resource(storage& store, const simulator_options& options, const req
       method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
   write_options write;
   if (writes) {
+    if (auto failure = store.take_write_failure())
+      return status_reply(*failure);
     auto parsed = parse_write_options(target, method == "POST"     ? "CreateOptions"
                                               : method == "DELETE" ? "DeleteOptions"
                                               : method == "PUT"    ? "UpdateOptions"

@@ -81,6 +81,11 @@ std::vector<resource_info> builtin_resources() {
                     {"deploy"},
                     all_verbs,
                     {}},
+      // What controllers write: Events (the event recorder) and Leases (leader election).
+      resource_info{
+          {"events.k8s.io", "v1", "events"}, "Event", "event", namespaced, {"ev"}, all_verbs, {}},
+      resource_info{
+          {"coordination.k8s.io", "v1", "leases"}, "Lease", "lease", namespaced, {}, all_verbs, {}},
   };
 }
 
@@ -1099,6 +1104,15 @@ void storage::fail_next_watches(std::size_t count) {
 void storage::fail_next_watches(std::size_t count, int code,
                                 std::optional<int> retry_after_seconds) {
   impl_->faults.fail_next_watches(count, code, retry_after_seconds);
+}
+
+void storage::fail_next_writes(std::size_t count, int code,
+                               std::optional<int> retry_after_seconds) {
+  impl_->faults.fail_next_writes(count, code, retry_after_seconds);
+}
+
+std::optional<status> storage::take_write_failure() {
+  return impl_->faults.take_write_failure();
 }
 
 void storage::fail_next_lists(std::size_t count, int code, std::optional<int> retry_after_seconds) {

@@ -294,6 +294,11 @@ public:
   // The next `count` list() calls fail with `code` (500 InternalError, 429 TooManyRequests with
   // retry_after_seconds, 504 Timeout, ...).
   void fail_next_lists(std::size_t count, int code, std::optional<int> retry_after_seconds = {});
+  // The next `count` writes through the HTTP front (POST, PUT, PATCH, DELETE) fail with `code`
+  // and are not applied; writes made on the storage directly are not affected.
+  void fail_next_writes(std::size_t count, int code, std::optional<int> retry_after_seconds = {});
+  // Consumes one armed write failure (the HTTP front asks before each write).
+  std::optional<status> take_write_failure();
   // The next `count` list() calls with a continue token fail with 410 Expired, as if the token's
   // snapshot was compacted between two pages.
   void expire_next_continues(std::size_t count);

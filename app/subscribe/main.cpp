@@ -13,6 +13,7 @@
 #include "app/common/allocator_tuning.hpp"
 #include "app/common/client_flags.hpp"
 #include "app/common/delta_line.hpp"
+#include "app/common/stop_signals.hpp"
 #include "protocol/selector.hpp"
 
 #include <CLI/App.hpp>
@@ -124,13 +125,8 @@ int main(int argc, char** argv) {
     return fail("--secret-file: cannot read " + secret_file);
 
   // SIGINT and SIGTERM end the program; SIGUSR1 is how the handler reports a lost gateway to
-  // main, which waits for all three with sigwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGUSR1);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // main, which waits for all three.
+  stop_signals stop({SIGUSR1});
 
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
@@ -153,8 +149,7 @@ int main(int argc, char** argv) {
   if (!subscription)
     return fail(subscription.err().describe());
 
-  int received = 0;
-  sigwait(&signals, &received);
+  stop.wait();
   unsubscribe_remote(*subscription);
   return lost ? 1 : 0;
 }

@@ -13,6 +13,7 @@
 #include "app/common/client_flags.hpp"
 #include "app/common/delta_line.hpp"
 #include "app/common/object_output.hpp"
+#include "app/common/stop_signals.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/kube_config.hpp"
 #include "protocol/rest_mapper.hpp"
@@ -22,7 +23,6 @@
 #include <CLI/Formatter.hpp>
 #include <caf/all.hpp>
 
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <pthread.h>
@@ -94,13 +94,7 @@ int main(int argc, char** argv) {
   if (!fields)
     return fail(fields.err().describe());
 
-  // Block SIGINT and SIGTERM in every thread (threads inherit the mask), so that main can wait
-  // for them with sigwait instead of running code in a signal handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  stop_signals stop; // before any thread starts
 
   auto created = api_client::create(*config);
   if (!created)
@@ -139,8 +133,7 @@ int main(int argc, char** argv) {
     callbacks.on_synced = [] { std::cout << synced_line << std::endl; };
   auto handler = spawn_handler(system, inf, std::move(callbacks));
 
-  int received = 0;
-  sigwait(&stop_signals, &received);
+  stop.wait();
   caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(inf, caf::exit_reason::user_shutdown);
   return 0;

@@ -201,9 +201,11 @@ TEST_CASE("discovery documents", "[sim_http]") {
   REQUIRE(apis.code == 200);
   CHECK(apis.header(http::field::content_type) == "application/json");
   auto groups = apis.json().at("groups").as_array();
-  REQUIRE(groups.size() == 1);
+  REQUIRE(groups.size() == 3);
   CHECK(groups[0].at("name").as_string() == "apps");
   CHECK(groups[0].at("preferredVersion").at("groupVersion").as_string() == "apps/v1");
+  CHECK(groups[1].at("name").as_string() == "coordination.k8s.io");
+  CHECK(groups[2].at("name").as_string() == "events.k8s.io");
 
   auto core = get(s.port(), "/api/v1").json();
   CHECK(core.at("groupVersion").as_string() == "v1");
@@ -690,6 +692,27 @@ TEST_CASE("list faults: 429 with Retry-After and 500", "[sim_http]") {
   REQUIRE(call(port, "POST", "/sim/faults/fail-lists?count=1&code=500").code == 200);
   CHECK(get(port, "/api/v1/pods").code == 500);
   CHECK(call(port, "POST", "/sim/faults/fail-lists?code=abc").code == 400);
+}
+
+TEST_CASE("write faults: the next writes fail unapplied, reads are untouched", "[sim_http]") {
+  running_simulator s;
+  auto port = s.port();
+  REQUIRE(call(port, "POST", "/sim/faults/fail-writes?count=2&code=503").code == 200);
+  CHECK(call(port, "POST", "/api/v1/namespaces/default/configmaps", body(configmap("a"))).code ==
+        503);
+  CHECK(get(port, "/api/v1/namespaces/default/configmaps").code == 200);
+  auto throttled =
+      call(port, "POST", "/api/v1/namespaces/default/configmaps", body(configmap("a")));
+  CHECK(throttled.code == 503);
+  CHECK(get(port, "/api/v1/namespaces/default/configmaps/a").code == 404);
+  CHECK(call(port, "POST", "/api/v1/namespaces/default/configmaps", body(configmap("a"))).code ==
+        201);
+  REQUIRE(call(port, "POST", "/sim/faults/fail-writes?count=1&code=429").code == 200);
+  auto limited = call(port, "DELETE", "/api/v1/namespaces/default/configmaps/a");
+  CHECK(limited.code == 429);
+  CHECK(limited.header(http::field::retry_after) == "1");
+  CHECK(get(port, "/api/v1/namespaces/default/configmaps/a").code == 200);
+  CHECK(call(port, "POST", "/sim/faults/fail-writes?code=600").code == 400);
 }
 
 TEST_CASE("control: truth, custom resources, latency, added routes", "[sim_http]") {

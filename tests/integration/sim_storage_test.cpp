@@ -123,7 +123,7 @@ TEST_CASE("built-in resources and default namespaces are there at construction")
   CHECK(pod->short_names == std::vector<std::string>{"po"});
   REQUIRE(store.find_kind({"apps", "v1", "Deployment"}));
   CHECK(store.find_resource(nodes)->scope == resource_scope::cluster);
-  CHECK(store.resources().size() == 7);
+  CHECK(store.resources().size() == 9);
   auto namespaces = store.list(list_of({"", "v1", "namespaces"}));
   REQUIRE(namespaces.ok());
   CHECK(names(*namespaces) ==

@@ -1,8 +1,8 @@
-// The controller toolkit end to end, as a user would write a controller: keep one ConfigMap
-// "<deployment>-info" per Deployment (its replicas and image, owned by it), reading through the
-// cache and writing through resource_writer, against the simulator while Deployments churn and
-// the ConfigMaps are tampered with. The simulator has no garbage collector, so the reconciler
-// deletes the ConfigMap of a Deployment that is gone.
+// The controller toolkit end to end: the example controller (examples/config-map-per-deployment:
+// one ConfigMap "<deployment>-info" per Deployment, owned by it, and an Event per change),
+// against the simulator while Deployments churn and the ConfigMaps are tampered with.
+
+#include "config_map_reconciler.hpp"
 
 #include "app/kubesim/storage.hpp"
 #include "protocol/resource_writer.hpp"
@@ -19,6 +19,7 @@
 #include <random>
 
 using namespace kinformer;
+using namespace example;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
@@ -26,17 +27,7 @@ namespace {
 
 const group_version_resource deployments_gvr{"apps", "v1", "deployments"};
 const group_version_resource configmaps_gvr{"", "v1", "configmaps"};
-
-kind_request deployments() {
-  kind_request k;
-  k.kind = {"apps", "v1", "Deployment"};
-  return k;
-}
-kind_request config_maps() {
-  kind_request k;
-  k.kind = {"", "v1", "ConfigMap"};
-  return k;
-}
+const group_version_resource events_gvr{"events.k8s.io", "v1", "events"};
 
 std::string deployment(const std::string& ns, const std::string& name, int replicas,
                        const std::string& image) {
@@ -53,103 +44,64 @@ std::string deployment(const std::string& ns, const std::string& name, int repli
                                           {"spec", {{"containers", json::array{container}}}}}}}}});
 }
 
-// What the ConfigMap of a Deployment holds.
-json::object desired_data(const object& deploy) {
-  auto tree = deploy.tree();
-  const auto& spec = tree.at("spec").as_object();
-  std::string image(
-      spec.at("template").at("spec").at("containers").as_array().at(0).at("image").as_string());
-  return json::object{{"replicas", std::to_string(spec.at("replicas").to_number<std::int64_t>())},
-                      {"image", image}};
-}
-
-std::optional<json::object> data_of(const object& cm) {
-  auto tree = cm.tree();
-  if (auto* data = tree.as_object().if_contains("data"); data && data->is_object())
-    return data->as_object();
-  return std::nullopt;
-}
-
-std::string info_name(std::string_view deployment_name) {
-  return std::string(deployment_name) + "-info";
-}
-
-// The reconciler: from the Deployment in the cache to its ConfigMap on the server.
-struct config_map_reconciler {
-  cache_client& reader;
-  resource_writer& writer;
-
-  result<reconcile_result> operator()(const reconcile_request& req) const {
-    resource_location where{configmaps_gvr, req.namespace_};
-    auto deploy = reader.get(deployments(), req.namespace_, req.name);
-    auto existing = reader.get(config_maps(), req.namespace_, info_name(req.name));
-    if (!deploy) {
-      if (deploy.err().code != errc::not_found)
-        return deploy.err();
-      if (!existing)
-        return reconcile_result{};
-      delete_options options;
-      options.uid = std::string((*existing)->meta().uid);
-      auto removed = writer.remove(where, info_name(req.name), options);
-      if (!removed && removed.err().code != errc::not_found)
-        return removed.err();
-      return reconcile_result{};
-    }
-    json::object cm{{"apiVersion", "v1"},
-                    {"kind", "ConfigMap"},
-                    {"metadata",
-                     {{"name", info_name(req.name)},
-                      {"namespace", req.namespace_},
-                      {"ownerReferences", json::array{json::object{{"apiVersion", "apps/v1"},
-                                                                   {"kind", "Deployment"},
-                                                                   {"name", req.name},
-                                                                   {"uid", (*deploy)->meta().uid},
-                                                                   {"controller", true}}}}}},
-                    {"data", desired_data(**deploy)}};
-    if (!existing) {
-      if (existing.err().code != errc::not_found)
-        return existing.err();
-      auto created = writer.create(where, json::serialize(cm));
-      if (!created && created.err().code == errc::already_exists)
-        return reconcile_result{true, {}}; // the cache lags: look again
-      if (!created)
-        return created.err();
-      return reconcile_result{};
-    }
-    if (data_of(**existing) == cm.at("data").as_object())
-      return reconcile_result{};
-    cm["metadata"].as_object()["resourceVersion"] = (*existing)->meta().resource_version;
-    auto updated = writer.update(where, info_name(req.name), json::serialize(cm));
-    if (!updated)
-      return updated.err(); // a conflict retries with backoff, as controller-runtime does
-    return reconcile_result{};
-  }
-};
+const std::string reporter = "kinformer.example/config-map-per-deployment";
 
 struct fixture : kinformer::testing::controller_fixture {
   std::optional<resource_writer> writer;
+  std::optional<event_recorder> events;
   std::mutex mutex;
   std::condition_variable reconciled;
 
-  fixture() { writer.emplace(client); }
-  // The reconciler uses `writer`: it must have stopped before it goes.
-  ~fixture() { stop_controller(); }
+  fixture() {
+    writer.emplace(client);
+    events.emplace(spawn_event_recorder(*system, client, {reporter, "test"}));
+  }
+  // The reconciler uses `writer` and `events`: it must have stopped before they go.
+  ~fixture() {
+    stop_controller();
+    caf::anon_send_exit(events->actor(), caf::exit_reason::user_shutdown);
+  }
 
   void start() {
-    controller_spec spec;
-    spec.options.name = "config-map-per-deployment";
-    spec.options.workers = 3;
+    config_map_reconciler inner{*reader, *writer, &*events};
+    auto spec = config_map_controller(
+        [this, inner](const reconcile_request& req) {
+          auto out = inner(req);
+          std::lock_guard lock(mutex);
+          reconciled.notify_all();
+          return out;
+        },
+        3);
     spec.options.rate_limits.base_delay = 1ms;
     spec.options.rate_limits.max_delay = 100ms;
-    spec.sources = {for_kind(deployments()), owns(config_maps(), "apps", "Deployment")};
-    config_map_reconciler inner{*reader, *writer};
-    spec.reconcile = [this, inner](const reconcile_request& req) {
-      auto out = inner(req);
-      std::lock_guard lock(mutex);
-      reconciled.notify_all();
-      return out;
-    };
     controller = spawn_controller(*system, cache, std::move(spec));
+  }
+
+  // How often an Event happened: a series says, a single Event once.
+  static int occurrences(const json::object& event) {
+    if (auto* series = event.if_contains("series"))
+      return static_cast<int>(series->at("count").to_number<std::int64_t>());
+    return 1;
+  }
+
+  // How often the controller recorded each reason about `name`, once no write is pending.
+  std::map<std::string, int> events_about(const std::string& ns, const std::string& name) {
+    caf::scoped_actor self{*system};
+    self->request(events->actor(), 10s, atoms::wait_sync_atom::value)
+        .receive([](bool) {}, [&](caf::error& err) { FAIL(system->render(err)); });
+    std::map<std::string, int> reasons;
+    for (const auto& v : server.store().truth(events_gvr)) {
+      auto slash = v.key.find('/');
+      auto event = server.store().get(events_gvr, v.key.substr(0, slash), v.key.substr(slash + 1));
+      REQUIRE(event.ok());
+      auto tree = event->object->tree().as_object();
+      const auto& regarding = tree.at("regarding").as_object();
+      if (regarding.at("name").as_string() == name && regarding.at("namespace").as_string() == ns &&
+          tree.at("reportingController").as_string() == reporter && tree.at("type") == "Normal" &&
+          v.key.starts_with(ns + "/" + name + "."))
+        reasons[std::string(tree.at("reason").as_string())] += occurrences(tree);
+    }
+    return reasons;
   }
 
   // The server's state is what the controller is for: every Deployment has its ConfigMap with
@@ -233,6 +185,20 @@ TEST_CASE_METHOD(fixture, "controller toolkit: a ConfigMap per Deployment conver
           [&](const controller_stats& s) {
             CHECK(s.sources_synced);
             CHECK(s.reconciles_succeeded >= 10);
+          },
+          [&](caf::error& err) { FAIL(system->render(err)); });
+
+  // Events: every ConfigMap made is recorded on its Deployment (in the Deployment's namespace,
+  // named after it), and the hand-edited one's repair as an update.
+  CHECK(events_about("blue", "api")["ConfigMapCreated"] == 1);
+  CHECK(events_about(ns1, name1)["ConfigMapCreated"] == 2); // once at first, once after deletion
+  CHECK(events_about(ns0, name0)["ConfigMapUpdated"] >= 1);
+  self->request(events->actor(), 10s, atoms::stats_atom::value)
+      .receive(
+          [&](const event_recorder_stats& s) {
+            CHECK(s.failed == 0);
+            CHECK(s.dropped == 0);
+            CHECK(s.created >= 13);
           },
           [&](caf::error& err) { FAIL(system->render(err)); });
 }
