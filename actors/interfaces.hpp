@@ -4,6 +4,7 @@
 #include "actors/controller/controller_stats.hpp"
 #include "actors/controller/event_recorder_stats.hpp"
 #include "actors/controller/event_series.hpp"
+#include "actors/controller/leader_election_status.hpp"
 #include "actors/remote_messages.hpp"
 #include "actors/type_ids.hpp"
 
@@ -70,6 +71,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::controller_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::reconcile_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::event_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::event_recorder_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::leader_election_status)
 
 namespace kinformer {
 
@@ -127,5 +129,15 @@ using event_recorder_actor =
                      caf::reacts_to<atoms::start_atom>, caf::reacts_to<atoms::timer_atom>,
                      caf::replies_to<atoms::wait_sync_atom>::with<bool>,
                      caf::replies_to<atoms::stats_atom>::with<event_recorder_stats>>;
+
+// A leader elector (actors/controller/leader_elector.hpp): a timer every retry period; the Lease
+// as read and the outcome of its writes (attempt, HTTP code or 0 for a transport failure, body);
+// release hands the Lease on (replies whether it was held) and stops the elector.
+using leader_elector_actor =
+    caf::typed_actor<caf::reacts_to<atoms::timer_atom>,
+                     caf::reacts_to<atoms::get_atom, std::uint64_t, std::int32_t, std::string>,
+                     caf::reacts_to<atoms::written_atom, std::uint64_t, std::int32_t, std::string>,
+                     caf::replies_to<atoms::release_atom>::with<bool>,
+                     caf::replies_to<atoms::stats_atom>::with<leader_election_status>>;
 
 } // namespace kinformer

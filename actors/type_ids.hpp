@@ -55,6 +55,9 @@ using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
 // The event recorder (actors/controller/event_recorder.hpp): an Event to record; a write done.
 using record_atom = caf::atom_constant<caf::atom("record")>;
 using written_atom = caf::atom_constant<caf::atom("written")>;
+// Leader election (actors/controller/leader_elector.hpp): leadership won or lost; a release.
+using leading_atom = caf::atom_constant<caf::atom("leading")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
 
 // Remote subscribers (actors/remote_gateway.hpp).
 using remote_subscribe_atom = caf::atom_constant<caf::atom("rsubscribe")>;

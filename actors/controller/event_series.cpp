@@ -1,9 +1,8 @@
 #include "actors/controller/event_series.hpp"
 
-#include <boost/json.hpp>
+#include "protocol/micro_time.hpp"
 
-#include <cstdio>
-#include <ctime>
+#include <boost/json.hpp>
 
 namespace json = boost::json;
 
@@ -63,18 +62,6 @@ object_reference object_reference::of(const object& o) {
   const auto& m = o.meta();
   return {std::string(o.api_version()), std::string(o.kind()), std::string(m.namespace_),
           std::string(m.name),          std::string(m.uid),    std::string(m.resource_version)};
-}
-
-std::string micro_time(event_series::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  auto seconds = static_cast<std::time_t>(micros / 1'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<long long>(micros % 1'000'000));
-  return text;
 }
 
 event_series::event_series(event_source source, timings t)

@@ -104,7 +104,4 @@ private:
   std::map<key, tracked_event> events_;
 };
 
-// "2026-11-25T21:15:58.123456Z": metav1.MicroTime as JSON.
-std::string micro_time(event_series::time_point t);
-
 } // namespace kinformer

@@ -273,6 +273,24 @@ status_result check_resource_name(std::string_view name) {
   return ok_v;
 }
 
+// client-go's checks: the lease outlasts the renew deadline, which outlasts the retry period
+// (by client-go's jitter factor 1.2), so a leader stops leading before others may take over.
+status_result check_leader_election(const leader_election_options& election) {
+  if (!election.enabled)
+    return ok_v;
+  if (election.lease_name.empty())
+    return invalid("leader_election.lease_name: must not be empty");
+  if (election.lease_duration < std::chrono::seconds(1))
+    return invalid("leader_election.lease_duration: at least 1s (a Lease counts whole seconds)");
+  if (election.lease_duration <= election.renew_deadline)
+    return invalid("leader_election.lease_duration: must be greater than renew_deadline");
+  if (election.retry_period.count() <= 0 ||
+      election.renew_deadline.count() <= 1.2 * static_cast<double>(election.retry_period.count()))
+    return invalid("leader_election.renew_deadline: must be greater than 1.2 x retry_period "
+                   "(and retry_period positive)");
+  return ok_v;
+}
+
 status_result check_config(const service_config& config) {
   if (auto r = check_cluster(config.cluster); !r)
     return r;
@@ -323,6 +341,9 @@ status_result check_config(const service_config& config) {
   if (config.remote)
     if (auto r = check_remote(*config.remote); !r)
       return r;
+
+  if (auto r = check_leader_election(config.leader_election); !r)
+    return r;
 
   if (config.simulate.namespaces == 0)
     return invalid("simulate.namespaces: must be at least 1");

@@ -132,6 +132,18 @@ struct remote_options {
   bool plaintext = false;
 };
 
+// Lease-based leader election among replicas (coordination.k8s.io/v1): handlers that act
+// (webhooks) run on the leader only; informers, the read API and metrics run on every replica.
+struct leader_election_options {
+  bool enabled = false;
+  std::string lease_name = "kinformerd";
+  std::string lease_namespace; // "": the pod's namespace in a cluster, else "default"
+  std::string identity;        // "": $POD_NAME, else the host name
+  std::chrono::milliseconds lease_duration{15000}; // client-go's defaults
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
+};
+
 // The embedded simulator's load (connection_mode::simulate).
 struct simulate_options {
   std::size_t pods = 2000;
@@ -148,6 +160,7 @@ struct service_config {
   handlers_options handlers;
   listen_options listen;
   std::optional<remote_options> remote; // absent: no remote subscriptions
+  leader_election_options leader_election;
   log_level level = log_level::info;
   simulate_options simulate;
   // --help was given: print command_line_help() and exit 0. Nothing else was parsed or checked.

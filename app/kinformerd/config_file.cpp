@@ -317,6 +317,21 @@ remote_options read_remote(const YAML::Node& node) {
   return remote;
 }
 
+leader_election_options read_leader_election(const YAML::Node& node) {
+  const section s(node, "leader_election",
+                  {"enabled", "lease_name", "lease_namespace", "identity", "lease_duration",
+                   "renew_deadline", "retry_period"});
+  leader_election_options election;
+  s.read("enabled", election.enabled, boolean);
+  s.read("lease_name", election.lease_name, scalar);
+  s.read("lease_namespace", election.lease_namespace, scalar);
+  s.read("identity", election.identity, scalar);
+  s.read("lease_duration", election.lease_duration, duration);
+  s.read("renew_deadline", election.renew_deadline, duration);
+  s.read("retry_period", election.retry_period, duration);
+  return election;
+}
+
 simulate_options read_simulate(const YAML::Node& node) {
   const section s(node, "simulate", {"pods", "namespaces", "pod_bytes", "seed", "churn_rate"});
   simulate_options simulate;
@@ -335,7 +350,7 @@ simulate_options read_simulate(const YAML::Node& node) {
 service_config read_document(const YAML::Node& root) {
   const section s(root, "",
                   {"cluster", "informers", "defaults", "handlers", "listen", "remote", "log_level",
-                   "simulate"});
+                   "simulate", "leader_election"});
   service_config config;
   config.cluster = read_cluster(s["cluster"]);
   config.informers = read_list<informer_options>(
@@ -353,6 +368,7 @@ service_config read_document(const YAML::Node& root) {
     config.level = *level;
   }
   config.simulate = read_simulate(s["simulate"]);
+  config.leader_election = read_leader_election(s["leader_election"]);
   return config;
 }
 

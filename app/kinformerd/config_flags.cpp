@@ -52,6 +52,8 @@ Service:
                                  "" turns it off)
   --listen-metrics HOST:PORT     /metrics, /healthz, /readyz address (127.0.0.1:9090)
   --log-level LEVEL              debug, info, warn or error (info)
+  --leader-elect                 elect a leader among replicas with a Lease; webhooks run on
+                                 the leader only (config: leader_election)
   --config FILE                  YAML config file; flags override it
   --version                      print the version
   --help                         print this text
@@ -190,12 +192,14 @@ status_result apply_flag(const flag& f, const arguments& args, service_config& c
     }
     return ok_v;
   }
-  if (name == "--insecure-skip-tls-verify" || name == "--metadata-only") {
+  if (name == "--insecure-skip-tls-verify" || name == "--metadata-only" ||
+      name == "--leader-elect") {
     auto on = args.switch_value();
     if (!on)
       return std::move(on).err();
-    (name == "--metadata-only" ? config.defaults.metadata_only
-                               : config.cluster.insecure_skip_tls_verify) = *on;
+    (name == "--metadata-only"  ? config.defaults.metadata_only
+     : name == "--leader-elect" ? config.leader_election.enabled
+                                : config.cluster.insecure_skip_tls_verify) = *on;
     return ok_v;
   }
 
@@ -283,8 +287,8 @@ result<service_config> parse_command_line(int argc, const char* const* argv,
     app.add_option(name)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->allow_extra_args(false);
-  for (const char* name :
-       {"--simulate", "--insecure-skip-tls-verify", "--metadata-only", "-A,--all-namespaces"})
+  for (const char* name : {"--simulate", "--insecure-skip-tls-verify", "--metadata-only",
+                           "-A,--all-namespaces", "--leader-elect"})
     app.add_flag(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   try {
     app.parse(argc, argv);

@@ -295,6 +295,12 @@ struct service_metrics::impl {
                                          .Help("POSTs repeated after a failure.")
                                          .Register(registry);
 
+  // Leader election (client-go's leader_election_master_status).
+  Family<Gauge>& leading = prometheus::BuildGauge()
+                               .Name("kinformer_leader_election_leading")
+                               .Help("1 while this replica holds the Lease (label lease).")
+                               .Register(registry);
+
   // The API client.
   Family<Counter>& api_requests =
       prometheus::BuildCounter()
@@ -419,6 +425,10 @@ void service_metrics::count_api_request(std::string_view verb, int code,
   impl_->api_requests.Add(with(labels, "code", std::to_string(code))).Increment();
   if (duration)
     impl_->api_request_duration.Add(labels, request_buckets).Observe(duration->count());
+}
+
+void service_metrics::set_leading(std::string_view lease, bool leading) {
+  impl_->leading.Add({{"lease", std::string(lease)}}).Set(leading ? 1 : 0);
 }
 
 std::string service_metrics::render() const {

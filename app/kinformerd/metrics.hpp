@@ -48,6 +48,9 @@ public:
   void count_api_request(std::string_view verb, int code,
                          std::optional<std::chrono::duration<double>> duration = std::nullopt);
 
+  // Leader election: whether this replica holds `lease` ("namespace/name").
+  void set_leading(std::string_view lease, bool leading);
+
   // The text exposition format (version 0.0.4), process metrics included.
   std::string render() const;
 

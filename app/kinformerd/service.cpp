@@ -2,11 +2,13 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/cache.hpp"
+#include "actors/controller/leader_elector.hpp"
 #include "actors/error_bridge.hpp"
 #include "actors/remote_gateway.hpp"
 #include "actors/remote_setup.hpp"
 #include "app/kinformerd/health.hpp"
 #include "app/kinformerd/http_server.hpp"
+#include "app/kinformerd/leader_only_handlers.hpp"
 #include "app/kinformerd/log_handler.hpp"
 #include "app/kinformerd/metrics.hpp"
 #include "app/kinformerd/read_api.hpp"
@@ -23,6 +25,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 namespace kinformer::service {
 
@@ -97,6 +100,29 @@ std::shared_ptr<const informer_observer> make_observer(service_log& log) {
   return observer;
 }
 
+// Who this replica is in an election: the configured identity, else $POD_NAME (the downward
+// API), else the host name.
+std::string election_identity(const leader_election_options& election) {
+  if (!election.identity.empty())
+    return election.identity;
+  if (const char* pod = std::getenv("POD_NAME"); pod && *pod)
+    return pod;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// Where the Lease lives: the configured namespace, else the pod's own, else "default".
+std::string election_namespace(const leader_election_options& election) {
+  if (!election.lease_namespace.empty())
+    return election.lease_namespace;
+  std::ifstream in(std::string(default_service_account_dir) + "/namespace");
+  std::string ns;
+  if (in && std::getline(in, ns) && !ns.empty())
+    return ns;
+  return "default";
+}
+
 // Informer names a handler attaches to; empty = all.
 bool attaches_to(const std::vector<std::string>& names, const informer_options& informer) {
   if (names.empty())
@@ -117,6 +143,7 @@ struct kinformerd::impl {
   std::unique_ptr<caf::actor_system> system;
   cache_actor cache;
   std::vector<caf::actor> handlers;
+  std::optional<leader_elector_actor> elector;
   std::vector<std::pair<std::string, std::shared_ptr<const webhook_counters>>> webhooks;
   std::shared_ptr<service_metrics> metrics = std::make_shared<service_metrics>();
   std::unique_ptr<http_server> metrics_server;
@@ -134,6 +161,9 @@ struct kinformerd::impl {
   result<connection_config> connect();
   status_result start_informers(std::vector<sim::resource_info>& served);
   status_result start_handlers();
+  status_result start_webhooks(std::vector<webhook_plan> plans);
+  status_result start_leader_election(std::vector<webhook_plan> plans);
+  void release_leadership();
   status_result start_metrics_server();
   status_result start_api_server(std::vector<sim::resource_info> served);
   status_result start_remote();
@@ -200,6 +230,7 @@ status_result kinformerd::impl::start_informers(std::vector<sim::resource_info>&
 }
 
 status_result kinformerd::impl::start_handlers() {
+  std::vector<webhook_plan> plans;
   for (const auto& options : config.handlers.log) {
     for (const auto& informer : config.informers) {
       if (!attaches_to(options.informers, informer))
@@ -239,25 +270,89 @@ status_result kinformerd::impl::start_handlers() {
       hook.tls.client_cert_file = options.client_certificate;
       hook.tls.client_key_file = options.client_key;
       hook.tls.insecure_skip_verify = options.insecure_skip_tls_verify;
-      auto spawned = spawn_webhook_handler(*system, hook);
-      if (!spawned)
-        return error{spawned.err().code,
-                     "handlers.webhooks." + options.name + ": " + spawned.err().message};
+      hook.counters = std::make_shared<webhook_counters>();
       subscription_options subscription;
       subscription.name = hook.name;
       subscription.window = std::min(subscription.window, hook.queue_bound);
-      caf::scoped_actor self{*system};
-      std::optional<error> failure;
-      self->request(cache, 60s, atoms::subscribe_atom::value,
-                    to_kind_request(informer, config.defaults), spawned->actor, subscription)
-          .receive([](subscription_id) {}, [&](caf::error& err) { failure = from_caf_error(err); });
-      if (failure)
-        return *failure;
-      webhooks.emplace_back(hook.name, spawned->counters);
-      handlers.push_back(caf::actor_cast<caf::actor>(spawned->actor));
+      webhooks.emplace_back(hook.name, hook.counters);
+      plans.push_back(
+          {std::move(hook), to_kind_request(informer, config.defaults), std::move(subscription)});
     }
   }
+  if (!config.leader_election.enabled)
+    return start_webhooks(std::move(plans));
+  return start_leader_election(std::move(plans));
+}
+
+status_result kinformerd::impl::start_webhooks(std::vector<webhook_plan> plans) {
+  caf::scoped_actor self{*system};
+  for (auto& plan : plans) {
+    auto spawned = spawn_webhook_handler(*system, plan.hook);
+    if (!spawned)
+      return error{spawned.err().code, plan.hook.name + ": " + spawned.err().message};
+    handlers.push_back(caf::actor_cast<caf::actor>(spawned->actor));
+    std::optional<error> failure;
+    self->request(cache, 60s, atoms::subscribe_atom::value, plan.kind, spawned->actor,
+                  plan.subscription)
+        .receive([](subscription_id) {}, [&](caf::error& err) { failure = from_caf_error(err); });
+    if (failure)
+      return *failure;
+  }
   return ok_v;
+}
+
+// Webhooks run while this replica leads; the elector tells the actor that runs them.
+status_result kinformerd::impl::start_leader_election(std::vector<webhook_plan> plans) {
+  // A webhook that cannot work (its URL, its TLS files) fails start-up, leader or not.
+  for (const auto& plan : plans) {
+    auto probe = spawn_webhook_handler(*system, plan.hook);
+    if (!probe)
+      return error{probe.err().code, plan.hook.name + ": " + probe.err().message};
+    caf::anon_send_exit(probe->actor, caf::exit_reason::user_shutdown);
+  }
+  const auto& election = config.leader_election;
+  leader_elector_options options;
+  options.lease_name = election.lease_name;
+  options.lease_namespace = election_namespace(election);
+  options.identity = election_identity(election);
+  options.timings = {election.lease_duration, election.renew_deadline, election.retry_period};
+  const std::string lease = options.lease_namespace + "/" + options.lease_name;
+  metrics->set_leading(lease, false);
+
+  leader_only_options gated;
+  gated.webhooks = std::move(plans);
+  gated.report = [this, lease, identity = options.identity](const std::string& event,
+                                                            const std::string& detail) {
+    if (event == "leading" || event == "not_leading")
+      metrics->set_leading(lease, event == "leading");
+    log.info(event, {{"lease", lease}, {"identity", identity}, {"detail", detail}});
+  };
+  auto gate = spawn_leader_only_handlers(*system, cache, std::move(gated));
+  handlers.push_back(gate);
+  elector = spawn_leader_elector(*system, client, options, gate);
+  log.info("leader_election_started", {{"lease", lease},
+                                       {"identity", options.identity},
+                                       {"lease_duration", seconds_text(election.lease_duration)}});
+  return ok_v;
+}
+
+// On a clean stop the Lease is handed on at once instead of expiring.
+void kinformerd::impl::release_leadership() {
+  if (!elector)
+    return;
+  caf::scoped_actor self{*system};
+  self->request(*elector, 5s, atoms::release_atom::value)
+      .receive(
+          [this](bool released) {
+            if (released)
+              log.info("lease_released", {});
+          },
+          [this](caf::error& err) {
+            log.warn("lease_release_failed", {{"error", from_caf_error(err).message}});
+          });
+  // Released or not (the API server may be gone), the elector stops campaigning.
+  self->send_exit(*elector, caf::exit_reason::user_shutdown);
+  elector.reset();
 }
 
 status_result kinformerd::impl::start_metrics_server() {
@@ -449,6 +544,7 @@ void kinformerd::impl::stop() {
       caf::anon_send_exit(ticker, caf::exit_reason::user_shutdown);
     if (gateway)
       caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+    release_leadership();
     {
       // Handlers flush what they hold (webhooks: their last POST) before they terminate.
       caf::scoped_actor self{*system};

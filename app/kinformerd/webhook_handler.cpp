@@ -382,7 +382,7 @@ result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, webhook
   auto sender = make_sender(options);
   if (!sender)
     return sender.err();
-  auto counters = std::make_shared<webhook_counters>();
+  auto counters = options.counters ? options.counters : std::make_shared<webhook_counters>();
   auto actor = system.spawn(
       [](webhook_pointer self, webhook_options options, std::shared_ptr<webhook_sender> sender,
          std::shared_ptr<webhook_counters> counters) -> webhook_actor::behavior_type {
@@ -403,7 +403,7 @@ result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, informe
     subscription.name = options.name;
   // Acknowledgements wait for the queue: a window past the bound would only fill it.
   subscription.window = std::clamp<std::size_t>(subscription.window, 1, options.queue_bound);
-  auto counters = std::make_shared<webhook_counters>();
+  auto counters = options.counters ? options.counters : std::make_shared<webhook_counters>();
   auto actor = system.spawn(
       [](webhook_pointer self, informer_actor informer, webhook_options options,
          std::shared_ptr<webhook_sender> sender, std::shared_ptr<webhook_counters> counters,

@@ -39,6 +39,8 @@
 
 namespace kinformer {
 
+struct webhook_counters;
+
 struct webhook_options {
   std::string url; // http(s)://host:port/path
   std::string name = "webhook";
@@ -53,6 +55,9 @@ struct webhook_options {
   // it to make the delays predictable.
   backoff::random_fraction jitter;
   std::chrono::milliseconds request_timeout{10'000};
+  // Where the handler counts; empty: counters of its own. Handlers that follow one another (a
+  // replica's webhooks across leadership terms) share one set, so the metrics only grow.
+  std::shared_ptr<webhook_counters> counters;
   std::chrono::milliseconds drain_timeout{5'000};
   std::vector<std::pair<std::string, std::string>> headers; // extra request headers
   tls_client_settings tls;                                  // https:// only

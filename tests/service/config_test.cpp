@@ -102,6 +102,14 @@ simulate:
   pod_bytes: 4000
   seed: 7
   churn_rate: 2.5
+leader_election:
+  enabled: true
+  lease_name: my-lease
+  lease_namespace: ops
+  identity: replica-1
+  lease_duration: 20s
+  renew_deadline: 12s
+  retry_period: 3s
 )yaml";
 
 } // namespace
@@ -192,6 +200,13 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(c.simulate.pod_bytes == 4000);
   CHECK(c.simulate.seed == 7);
   CHECK(c.simulate.churn_rate == 2.5);
+  CHECK(c.leader_election.enabled);
+  CHECK(c.leader_election.lease_name == "my-lease");
+  CHECK(c.leader_election.lease_namespace == "ops");
+  CHECK(c.leader_election.identity == "replica-1");
+  CHECK(c.leader_election.lease_duration == 20s);
+  CHECK(c.leader_election.renew_deadline == 12s);
+  CHECK(c.leader_election.retry_period == 3s);
   CHECK_FALSE(c.show_help);
 }
 
@@ -340,6 +355,17 @@ TEST_CASE("file errors name the file, line and field", "[config][errors]") {
       {"remote: {plaintext: true, host: \"a b\"}\n", "remote.host: \"a b\" is not a host name"},
       {"remote: {plaintext: true, tls: {cert: /c}}\n", "remote.tls.cert: unknown key"},
       {"simulate: {namespaces: 0}\n", "simulate.namespaces: must be at least 1"},
+      {"leader_election: {enabled: true, lease_duration: 10s}\n",
+       "leader_election.lease_duration: must be greater than renew_deadline"},
+      {"leader_election: {enabled: true, renew_deadline: 2s, retry_period: 2s}\n",
+       "leader_election.renew_deadline: must be greater than 1.2 x retry_period"},
+      {"leader_election: {enabled: true, lease_duration: 500ms, renew_deadline: 400ms, "
+       "retry_period: 100ms}\n",
+       "leader_election.lease_duration: at least 1s"},
+      {"leader_election: {enabled: true, lease_name: \"\"}\n",
+       "leader_election.lease_name: must not be empty"},
+      {"leader_election: {enabled: false, lease_duration: 1s}\n", ""}, // off: not checked
+      {"leader_election: {enable: true}\n", "leader_election.enable: unknown key"},
       {"simulate: {churn_rate: fast}\n", "simulate.churn_rate: \"fast\" is not a number"},
       {"simulate: {churn_rate: -1}\n", "simulate.churn_rate: must be a finite number, 0 or more"},
       {"simulate: {churn_rate: inf}\n", "simulate.churn_rate: must be a finite number, 0 or more"},
@@ -433,10 +459,12 @@ TEST_CASE("flags alone configure the service", "[config][flags]") {
                              "--listen-metrics",
                              "[::1]:0",
                              "--log-level",
-                             "debug"});
+                             "debug",
+                             "--leader-elect"});
   INFO((parsed ? "" : parsed.err().describe()));
   REQUIRE(parsed.ok());
   const service_config& c = *parsed;
+  CHECK(c.leader_election.enabled);
   CHECK(c.cluster.mode == connection_mode::server);
   CHECK(c.cluster.server == "https://127.0.0.1:6443");
   CHECK(c.cluster.token_file == "/run/t");
@@ -596,7 +624,7 @@ TEST_CASE("the help flag stops parsing", "[config][flags]") {
        {"--config", "--server", "--token-file", "--certificate-authority",
         "--insecure-skip-tls-verify", "--kubeconfig", "--context", "--watch", "--namespace",
         "--selector", "--field-selector", "--metadata-only", "--listen-api", "--listen-metrics",
-        "--log-level", "--simulate", "--help"}) {
+        "--log-level", "--simulate", "--leader-elect", "--help"}) {
     INFO(flag);
     CHECK(help.find(flag) != std::string_view::npos);
   }

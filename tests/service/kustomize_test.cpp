@@ -85,14 +85,15 @@ TEST_CASE("kubectl kustomize deploy/ renders the whole service", "[deploy]") {
     return;
   }
   auto objects = render_deploy();
-  for (const char* kind : {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                           "ConfigMap", "Deployment", "Service", "ServiceMonitor"}) {
+  for (const char* kind :
+       {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+        "ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceMonitor"}) {
     INFO(kind);
     CHECK(objects[kind].size() == 1);
   }
   const std::string ns = objects["Namespace"].at(0)["metadata"]["name"].as<std::string>();
-  for (const char* kind :
-       {"ServiceAccount", "ConfigMap", "Deployment", "Service", "ServiceMonitor"})
+  for (const char* kind : {"ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment",
+                           "PodDisruptionBudget", "Service", "ServiceMonitor"})
     CHECK(objects[kind].at(0)["metadata"]["namespace"].as<std::string>() == ns);
 
   // The ConfigMap is the example config, and kinformerd accepts it.
@@ -158,6 +159,46 @@ TEST_CASE("kubectl kustomize deploy/ renders the whole service", "[deploy]") {
     CHECK(pod["volumes"][0]["configMap"]["name"].as<std::string>() ==
           config_map["metadata"]["name"].as<std::string>());
     CHECK(container["volumeMounts"][0]["mountPath"].as<std::string>() == "/etc/kinformerd");
+  }
+
+  SECTION("two replicas elect a leader: a PodDisruptionBudget keeps one, a Role grants only "
+          "the configured Lease, and each pod knows its name") {
+    REQUIRE(config->leader_election.enabled);
+    const auto& deployment = objects["Deployment"].at(0);
+    CHECK(deployment["spec"]["replicas"].as<int>() == 2);
+    const auto& pdb = objects["PodDisruptionBudget"].at(0);
+    CHECK(pdb["spec"]["minAvailable"].as<int>() == 1);
+    for (const auto& label : pdb["spec"]["selector"]["matchLabels"])
+      CHECK(deployment["spec"]["template"]["metadata"]["labels"][label.first.as<std::string>()]
+                .as<std::string>() == label.second.as<std::string>());
+
+    // create (which no resourceName can limit), then get and update of the one Lease.
+    std::set<std::string> create_verbs, named_verbs;
+    for (const auto& rule : objects["Role"].at(0)["rules"]) {
+      CHECK(strings(rule["apiGroups"]) == std::set<std::string>{"coordination.k8s.io"});
+      CHECK(strings(rule["resources"]) == std::set<std::string>{"leases"});
+      if (rule["resourceNames"]) {
+        CHECK(strings(rule["resourceNames"]) ==
+              std::set<std::string>{config->leader_election.lease_name});
+        named_verbs = strings(rule["verbs"]);
+      } else {
+        create_verbs = strings(rule["verbs"]);
+      }
+    }
+    CHECK(create_verbs == std::set<std::string>{"create"});
+    CHECK(named_verbs == std::set<std::string>{"get", "update"});
+    const auto& binding = objects["RoleBinding"].at(0);
+    CHECK(binding["roleRef"]["name"].as<std::string>() ==
+          objects["Role"].at(0)["metadata"]["name"].as<std::string>());
+    CHECK(binding["subjects"][0]["name"].as<std::string>() ==
+          objects["ServiceAccount"].at(0)["metadata"]["name"].as<std::string>());
+
+    const auto& env = deployment["spec"]["template"]["spec"]["containers"][0]["env"];
+    bool pod_name = false;
+    for (const auto& var : env)
+      if (var["name"].as<std::string>() == "POD_NAME")
+        pod_name = var["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>() == "metadata.name";
+    CHECK(pod_name);
   }
 
   SECTION("the Service exposes the read API and metrics, announced for scraping") {

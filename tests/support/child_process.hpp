@@ -137,6 +137,8 @@ public:
   }
 
   void terminate() { ::kill(pid_, SIGTERM); }
+  // SIGKILL: the process dies at once, with no chance to clean up (a crash, an OOM kill).
+  void kill_now() { ::kill(pid_, SIGKILL); }
 
 private:
   // Reads `fd` to its end, handing each chunk to `consume` under the lock.

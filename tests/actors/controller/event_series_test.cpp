@@ -2,6 +2,7 @@
 // time passed in.
 
 #include "actors/controller/event_series.hpp"
+#include "protocol/micro_time.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
