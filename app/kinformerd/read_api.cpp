@@ -773,8 +773,11 @@ sim::resource_info served_resource(const group_version_resource& resource, std::
 
 read_api::read_api(caf::actor_system& system, cache_actor cache, read_api_options options)
     : state_(std::make_shared<state>(system, std::move(cache), std::move(options))) {
-  for (auto& info : state_->options.resources)
+  // Served read-only, without subresources.
+  for (auto& info : state_->options.resources) {
     info.verbs = {"get", "list", "watch"};
+    info.status_subresource = false;
+  }
 }
 
 read_api::~read_api() = default;

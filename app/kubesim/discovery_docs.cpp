@@ -167,6 +167,12 @@ std::optional<std::string> resource_list_document(const std::vector<resource_inf
     if (!r.short_names.empty())
       entry["shortNames"] = string_array(r.short_names);
     list.push_back(std::move(entry));
+    if (r.status_subresource)
+      list.push_back(json::object{{"name", r.gvr.resource + "/status"},
+                                  {"singularName", ""},
+                                  {"namespaced", r.scope == resource_scope::namespaced},
+                                  {"kind", r.kind},
+                                  {"verbs", string_array({"get", "patch", "update"})}});
   }
   if (list.empty())
     return std::nullopt;

@@ -282,7 +282,7 @@ reply serve_resource(storage& store, const simulator_options& options, const req
   // A namespaced object is only addressable inside its namespace.
   if (namespaced && path.namespace_.empty() && !path.name.empty())
     return status_reply(resource_not_found());
-  if (!path.subresource.empty() && path.subresource != "status")
+  if (!path.subresource.empty() && (path.subresource != "status" || !info->status_subresource))
     return status_reply(resource_not_found());
 
   const std::string_view method = req.method;
@@ -299,6 +299,7 @@ reply serve_resource(storage& store, const simulator_options& options, const req
     if (!parsed)
       return status_reply(parsed.failure());
     write = parsed.value();
+    write.part = path.subresource == "status" ? write_part::status : write_part::main;
   }
   if (path.name.empty()) {
     if (!path.subresource.empty())

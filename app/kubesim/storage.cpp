@@ -65,7 +65,7 @@ std::vector<resource_info> builtin_resources() {
         std::move(short_names),          all_verbs,       std::move(fields)};
   };
   using enum resource_scope;
-  return {
+  std::vector<resource_info> out{
       core("pods", "Pod", "pod", namespaced, {"po"},
            {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
             "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}),
@@ -87,6 +87,11 @@ std::vector<resource_info> builtin_resources() {
       resource_info{
           {"coordination.k8s.io", "v1", "leases"}, "Lease", "lease", namespaced, {}, all_verbs, {}},
   };
+  for (auto& info : out)
+    info.status_subresource = info.gvr.resource == "pods" || info.gvr.resource == "services" ||
+                              info.gvr.resource == "namespaces" || info.gvr.resource == "nodes" ||
+                              info.gvr.resource == "deployments";
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,6 +194,35 @@ std::string_view string_at(const json::object& o, std::string_view key) {
 }
 
 // True when everything but metadata and status is equal: a spec change bumps generation.
+// A write to one part of an object with a status subresource leaves the other as stored: the
+// object's URL keeps .status, /status keeps everything but .status (the metadata's
+// resourceVersion stays the request's, for its precondition).
+void keep_other_part(json::object& o, const json::object& stored, write_part part) {
+  auto put_status = [&o](const json::value* status) {
+    if (status)
+      o["status"] = *status;
+    else
+      o.erase("status");
+  };
+  if (part == write_part::main) {
+    put_status(stored.if_contains("status"));
+    return;
+  }
+  std::optional<json::value> status, resource_version;
+  if (const auto* s = o.if_contains("status"))
+    status = *s;
+  if (const auto* m = o.if_contains("metadata"); m && m->is_object())
+    if (const auto* rv = m->get_object().if_contains("resourceVersion"))
+      resource_version = *rv;
+  o = stored;
+  auto& meta = o["metadata"].get_object();
+  if (resource_version)
+    meta["resourceVersion"] = *resource_version;
+  else
+    meta.erase("resourceVersion");
+  put_status(status ? &*status : nullptr);
+}
+
 bool same_spec(const json::object& a, const json::object& b) {
   auto counted = [](const json::object& o) {
     std::size_t n = o.size();
@@ -562,13 +596,16 @@ struct storage::impl final : watch_registry {
   // bumps generation on spec changes, skips the write when nothing changed (as etcd does).
   api_result<stored_object> replace(resource_state& state, const stored_object& existing,
                                     json::value&& body, std::string_view path_ns,
-                                    std::string_view path_name, bool dry_run) {
+                                    std::string_view path_name, write_options options) {
+    const bool dry_run = options.dry_run;
     const resource_info& info = state.info;
     if (!body.is_object())
       return bad_request("the body of the request must be a JSON object");
     auto& o = body.get_object();
     if (auto failure = check_type(info, o))
       return *failure;
+    if (info.status_subresource && options.part != write_part::whole)
+      keep_other_part(o, existing.object->tree().get_object(), options.part);
     auto& meta = o["metadata"].get_object();
     auto name = string_at(meta, "name");
     if (name.empty())
@@ -608,7 +645,8 @@ struct storage::impl final : watch_registry {
   }
 
   api_result<stored_object> update(const group_version_resource& gvr, std::string_view ns,
-                                   std::string_view name, json::value&& body, bool dry_run) {
+                                   std::string_view name, json::value&& body,
+                                   write_options options) {
     std::unique_lock lock(mutex);
     resource_state* state = find(gvr);
     if (!state)
@@ -616,7 +654,7 @@ struct storage::impl final : watch_registry {
     auto existing = find_object(*state, gvr, ns, name);
     if (!existing)
       return existing;
-    return replace(*state, *existing, std::move(body), ns, name, dry_run);
+    return replace(*state, *existing, std::move(body), ns, name, options);
   }
 };
 
@@ -879,19 +917,19 @@ api_result<stored_object> storage::update(const group_version_resource& gvr, std
   auto body = parse_body(body_json);
   if (!body)
     return body.failure();
-  return impl_->update(gvr, ns, name, std::move(body.value()), options.dry_run);
+  return impl_->update(gvr, ns, name, std::move(body.value()), options);
 }
 
 api_result<stored_object> storage::update_value(const group_version_resource& gvr,
                                                 std::string_view ns, std::string_view name,
                                                 const json::value& body, write_options options) {
-  return impl_->update(gvr, ns, name, scratch_copy(body), options.dry_run);
+  return impl_->update(gvr, ns, name, scratch_copy(body), options);
 }
 
 api_result<stored_object> storage::update_value(const group_version_resource& gvr,
                                                 std::string_view ns, std::string_view name,
                                                 json::value&& body, write_options options) {
-  return impl_->update(gvr, ns, name, std::move(body), options.dry_run);
+  return impl_->update(gvr, ns, name, std::move(body), options);
 }
 
 api_result<stored_object> storage::patch(const group_version_resource& gvr, std::string_view ns,
@@ -918,7 +956,7 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
       return bad_request("a merge patch must be a JSON object");
     apply_merge_patch(patched, patch);
   }
-  return impl_->replace(*state, existing, std::move(patched), ns, name, options.dry_run);
+  return impl_->replace(*state, existing, std::move(patched), ns, name, options);
 }
 
 api_result<stored_object> storage::remove(const group_version_resource& gvr, std::string_view ns,

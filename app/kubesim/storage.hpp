@@ -60,6 +60,9 @@ struct resource_info {
   // Field selector paths the server accepts besides metadata.name and metadata.namespace
   // (pods: spec.nodeName, status.phase, ...). Anything else is 400 "field label not supported".
   std::vector<std::string> selectable_fields;
+  // Has a status subresource: writes to the object keep its .status, writes to /status change
+  // only .status (pods, deployments, services, nodes, namespaces).
+  bool status_subresource = false;
 
   std::string list_kind() const { return kind + "List"; }
 };
@@ -181,10 +184,18 @@ struct storage_options {
 };
 
 // How a write is carried out.
+// Which part of an object an update or patch writes, for a resource with a status subresource.
+enum class write_part {
+  whole,  // everything (the storage's own callers: tests, churn)
+  main,   // the object's URL: .status is kept as stored
+  status, // the /status subresource: only .status changes
+};
+
 struct write_options {
   // Validate and answer as if written, store nothing (the API server's dryRun=All). A dry-run
   // create answers without a resourceVersion; other writes keep the stored one.
   bool dry_run = false;
+  write_part part = write_part::whole;
 };
 
 // One list or watch the storage answered, as a request observer sees it.

@@ -130,8 +130,6 @@ TEST_CASE_METHOD(fixture, "resource writer: merge, JSON and strategic merge patc
   CHECK(verbs.back() == api_verb::patch);
 }
 
-// The simulator serves /status as the object itself (it does not yet keep the rest of the
-// object as the API server does), so only the status is checked here.
 TEST_CASE_METHOD(fixture, "resource writer: update_status and patch_status write through "
                           "the status subresource") {
   auto pod = boost::json::serialize(boost::json::object{
@@ -150,6 +148,31 @@ TEST_CASE_METHOD(fixture, "resource writer: update_status and patch_status write
   REQUIRE(updated.ok());
   CHECK((*updated)->tree().at("status").at("phase").as_string() == "Succeeded");
   CHECK(writer->patch_status(pods, "nobody", patch_type::merge, "{}").err().code ==
+        errc::not_found);
+
+  // As the API server: /status changes only .status, the object's URL everything but .status.
+  auto status_and_label =
+      writer->patch_status(pods, "p", patch_type::merge,
+                           R"({"metadata":{"labels":{"app":"y"}},"status":{"phase":"Failed"}})");
+  REQUIRE(status_and_label.ok());
+  CHECK((*status_and_label)->meta().label("app") == "x");
+  CHECK((*status_and_label)->tree().at("status").at("phase").as_string() == "Failed");
+  auto label_and_status =
+      writer->patch(pods, "p", patch_type::merge,
+                    R"({"metadata":{"labels":{"app":"z"}},"status":{"phase":"Running"}})");
+  REQUIRE(label_and_status.ok());
+  CHECK((*label_and_status)->meta().label("app") == "z");
+  CHECK((*label_and_status)->tree().at("status").at("phase").as_string() == "Failed");
+  auto whole = (*label_and_status)->tree();
+  whole.at("status").as_object()["phase"] = "Unknown";
+  whole.at("metadata").as_object()["labels"].as_object()["app"] = "w";
+  auto put = writer->update(pods, "p", boost::json::serialize(whole));
+  REQUIRE(put.ok());
+  CHECK((*put)->meta().label("app") == "w");
+  CHECK((*put)->tree().at("status").at("phase").as_string() == "Failed");
+  // A resource without a status subresource has no /status.
+  REQUIRE(writer->create(config_maps, config_map("c", "1")).ok());
+  CHECK(writer->patch_status(config_maps, "c", patch_type::merge, "{}").err().code ==
         errc::not_found);
 }
 
