@@ -10,14 +10,19 @@ namespace kinformer {
 
 namespace {
 
-std::string with_query(std::string path, bool dry_run, std::string_view field_manager) {
+std::string with_query(std::string path, bool dry_run, std::string_view field_manager,
+                       bool force = false) {
   char sep = '?';
-  if (dry_run) {
-    path.append(1, sep).append("dryRun=All");
+  auto add = [&](std::string_view param) {
+    path.append(1, sep).append(param);
     sep = '&';
-  }
+  };
+  if (dry_run)
+    add("dryRun=All");
   if (!field_manager.empty())
-    path.append(1, sep).append("fieldManager=").append(percent_encode(field_manager));
+    add("fieldManager=" + percent_encode(field_manager));
+  if (force)
+    add("force=true");
   return path;
 }
 
@@ -104,6 +109,17 @@ result<object_ptr> resource_writer::create(const resource_location& where, std::
   return send_object(api_verb::create,
                      with_query(object_path(where, {}), options.dry_run, options.field_manager),
                      "application/json", std::string(json));
+}
+
+result<object_ptr> resource_writer::apply(const resource_location& where, std::string_view name,
+                                          std::string_view json,
+                                          const apply_options& options) const {
+  if (options.field_manager.empty())
+    return make_error(errc::invalid_argument, "server-side apply needs a field manager");
+  return send_object(
+      api_verb::patch,
+      with_query(object_path(where, name), options.dry_run, options.field_manager, options.force),
+      "application/apply-patch+yaml", std::string(json));
 }
 
 result<object_ptr> resource_writer::update(const resource_location& where, std::string_view name,

@@ -35,6 +35,12 @@ struct write_options {
   std::string field_manager; // fieldManager: who owns the fields written
 };
 
+struct apply_options {
+  std::string field_manager; // required: who owns the fields applied
+  bool force = false;        // take over fields other managers own instead of a conflict
+  bool dry_run = false;
+};
+
 struct delete_options {
   // Preconditions: the delete fails with errc::conflict unless the object still has them.
   std::string uid;
@@ -63,6 +69,13 @@ public:
   result<object_ptr> patch_status(const resource_location& where, std::string_view name,
                                   patch_type type, std::string_view patch,
                                   const write_options& options = {}) const;
+  // Server-side apply (PATCH application/apply-patch+yaml, the configuration sent as JSON):
+  // `json` holds the fields this manager wants (apiVersion, kind, metadata.name and what it
+  // manages); the server merges them, removes what this manager applied before and no longer
+  // does, and creates the object when it is absent. A field another manager owns with another
+  // value is errc::conflict, its message naming each one, unless `force`.
+  result<object_ptr> apply(const resource_location& where, std::string_view name,
+                           std::string_view json, const apply_options& options) const;
   // DELETE; succeeds when the server accepted the deletion (it may still be finalising).
   status_result remove(const resource_location& where, std::string_view name,
                        const delete_options& options = {}) const;

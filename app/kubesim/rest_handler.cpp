@@ -204,6 +204,10 @@ bool is_json_media_type(std::string_view content_type) {
 api_result<write_options> parse_write_options(const request_target& target,
                                               std::string_view options_kind) {
   write_options out;
+  if (auto manager = target.param("fieldManager"))
+    out.field_manager = std::string(*manager);
+  if (auto force = target.param("force"); force && *force == "true")
+    out.force = true;
   auto dry_run = target.param("dryRun");
   if (!dry_run)
     return out;
@@ -344,6 +348,8 @@ reply serve_resource(storage& store, const simulator_options& options, const req
       patch = patch_type::strategic_merge;
     else if (type == "application/json-patch+json")
       patch = patch_type::json_patch;
+    else if (type == "application/apply-patch+yaml")
+      patch = patch_type::apply; // JSON bodies (as kubectl and client-go send them)
     else
       return status_reply(unsupported_media_type(req.content_type));
     return api_reply(store.patch(gvr, path.namespace_, path.name, patch, req.body, write), req);

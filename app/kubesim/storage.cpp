@@ -3,6 +3,7 @@
 #include "app/kubesim/api_status.hpp"
 #include "app/kubesim/continue_token.hpp"
 #include "app/kubesim/fault_plan.hpp"
+#include "app/kubesim/field_ownership.hpp"
 #include "app/kubesim/merge_patch.hpp"
 
 #include <boost/json.hpp>
@@ -175,6 +176,24 @@ std::optional<std::uint64_t> parse_revision(std::string_view text) {
   if (ec != std::errc() || end != text.data() + text.size())
     return std::nullopt;
   return value;
+}
+
+std::string api_version_of(const resource_info& info) {
+  return info.gvr.group.empty() ? info.gvr.version : info.gvr.group + "/" + info.gvr.version;
+}
+
+// 409 for an apply that would change other managers' fields, worded as the API server words it.
+status apply_conflict(const std::vector<field_conflict>& conflicts,
+                      const std::string& api_version) {
+  std::string message = "Apply failed with " + std::to_string(conflicts.size()) +
+                        (conflicts.size() == 1 ? " conflict:" : " conflicts:");
+  for (const auto& c : conflicts)
+    message +=
+        " conflict with \"" + c.manager + "\" using " + api_version + ": " + dotted(c.field) + ";";
+  message.pop_back();
+  auto s = make_failure(409, "Conflict", message);
+  s.cause_types.assign(conflicts.size(), "FieldManagerConflict");
+  return s;
 }
 
 std::string now_rfc3339() {
@@ -555,7 +574,9 @@ struct storage::impl final : watch_registry {
   }
 
   api_result<stored_object> create(const group_version_resource& gvr, std::string_view path_ns,
-                                   json::value&& body, bool dry_run) {
+                                   json::value&& body, const write_options& options,
+                                   bool applied = false) {
+    const bool dry_run = options.dry_run;
     std::unique_lock lock(mutex);
     resource_state* state = find(gvr);
     if (!state)
@@ -584,6 +605,8 @@ struct storage::impl final : watch_registry {
       return ns.failure();
     if (state->objects.count(make_object_key(ns.value(), name)))
       return already_exists(gvr, name);
+    if (!options.field_manager.empty() && !applied)
+      record_update(nullptr, o, options.field_manager, api_version_of(info), now_rfc3339());
     meta["uid"] = uid();
     meta["creationTimestamp"] = now_rfc3339();
     meta["generation"] = 1;
@@ -596,7 +619,8 @@ struct storage::impl final : watch_registry {
   // bumps generation on spec changes, skips the write when nothing changed (as etcd does).
   api_result<stored_object> replace(resource_state& state, const stored_object& existing,
                                     json::value&& body, std::string_view path_ns,
-                                    std::string_view path_name, write_options options) {
+                                    std::string_view path_name, write_options options,
+                                    bool applied = false) {
     const bool dry_run = options.dry_run;
     const resource_info& info = state.info;
     if (!body.is_object())
@@ -606,6 +630,16 @@ struct storage::impl final : watch_registry {
       return *failure;
     if (info.status_subresource && options.part != write_part::whole)
       keep_other_part(o, existing.object->tree().get_object(), options.part);
+    if (!options.field_manager.empty() && !applied) {
+      // A client that sends no managedFields keeps the stored ones, as the API server does.
+      const json::value stored = existing.object->tree();
+      auto& m = o["metadata"];
+      if (m.is_object() && !m.get_object().contains("managedFields"))
+        if (const auto* kept = stored.at("metadata").get_object().if_contains("managedFields"))
+          m.get_object()["managedFields"] = *kept;
+      record_update(&stored.get_object(), o, options.field_manager, api_version_of(info),
+                    now_rfc3339());
+    }
     auto& meta = o["metadata"].get_object();
     auto name = string_at(meta, "name");
     if (name.empty())
@@ -896,19 +930,19 @@ api_result<stored_object> storage::create(const group_version_resource& gvr, std
   auto body = parse_body(body_json);
   if (!body)
     return body.failure();
-  return impl_->create(gvr, ns, std::move(body.value()), options.dry_run);
+  return impl_->create(gvr, ns, std::move(body.value()), options);
 }
 
 api_result<stored_object> storage::create_value(const group_version_resource& gvr,
                                                 std::string_view ns, const json::value& body,
                                                 write_options options) {
-  return impl_->create(gvr, ns, scratch_copy(body), options.dry_run);
+  return impl_->create(gvr, ns, scratch_copy(body), options);
 }
 
 api_result<stored_object> storage::create_value(const group_version_resource& gvr,
                                                 std::string_view ns, json::value&& body,
                                                 write_options options) {
-  return impl_->create(gvr, ns, std::move(body), options.dry_run);
+  return impl_->create(gvr, ns, std::move(body), options);
 }
 
 api_result<stored_object> storage::update(const group_version_resource& gvr, std::string_view ns,
@@ -939,6 +973,8 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
   json::value patch = json::parse(patch_json, ec);
   if (ec)
     return bad_request("the body of the request could not be decoded as JSON: " + ec.message());
+  if (type == patch_type::apply)
+    return apply(gvr, ns, name, std::move(patch), std::move(options));
   std::unique_lock lock(impl_->mutex);
   resource_state* state = impl_->find(gvr);
   if (!state)
@@ -957,6 +993,42 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
     apply_merge_patch(patched, patch);
   }
   return impl_->replace(*state, existing, std::move(patched), ns, name, options);
+}
+
+api_result<stored_object> storage::apply(const group_version_resource& gvr, std::string_view ns,
+                                         std::string_view name, json::value&& config,
+                                         write_options options) {
+  if (options.field_manager.empty())
+    return bad_request("fieldManager is required for apply requests");
+  if (!config.is_object())
+    return bad_request("an apply configuration must be a JSON object");
+  auto& meta = config.get_object()["metadata"];
+  if (!meta.is_object())
+    meta = json::object();
+  meta.get_object()["name"] = name;
+  std::unique_lock lock(impl_->mutex);
+  resource_state* state = impl_->find(gvr);
+  if (!state)
+    return resource_not_found();
+  const std::string api_version = api_version_of(state->info);
+  auto found = find_object(*state, gvr, ns, name);
+  if (!found && found.failure().code != 404)
+    return found;
+  std::optional<json::value> live;
+  if (found)
+    live = found.value().object->tree();
+  auto applied =
+      server_side_apply(live ? &live->get_object() : nullptr, config.get_object(),
+                        options.field_manager, options.force, api_version, now_rfc3339());
+  if (!applied.conflicts.empty())
+    return apply_conflict(applied.conflicts, api_version);
+  json::value result(std::move(applied.object));
+  if (!found) {
+    lock.unlock(); // create takes the lock itself
+    return impl_->create(gvr, ns, std::move(result), options, true);
+  }
+  const stored_object existing = found.value();
+  return impl_->replace(*state, existing, std::move(result), ns, name, options, true);
 }
 
 api_result<stored_object> storage::remove(const group_version_resource& gvr, std::string_view ns,

@@ -174,6 +174,8 @@ enum class patch_type {
   strategic_merge, // application/strategic-merge-patch+json: applied as a merge patch (lists
                    // are replaced, $patch directives are not understood)
   json_patch,      // application/json-patch+json (RFC 6902)
+  apply,           // application/apply-patch+yaml (server-side apply; JSON bodies only):
+                   // creates the object if absent; needs write_options::field_manager
 };
 
 struct storage_options {
@@ -196,6 +198,11 @@ struct write_options {
   // create answers without a resourceVersion; other writes keep the stored one.
   bool dry_run = false;
   write_part part = write_part::whole;
+  // fieldManager: who writes. Apply needs one; any other write with one makes the fields it
+  // changed that manager's in metadata.managedFields (field_ownership.hpp). Without one, a write
+  // that is no apply leaves managedFields as they were.
+  std::string field_manager;
+  bool force = false; // apply: take over fields other managers own instead of a conflict
 };
 
 // One list or watch the storage answered, as a request observer sees it.
@@ -274,6 +281,10 @@ public:
   api_result<stored_object> patch(const group_version_resource& gvr, std::string_view ns,
                                   std::string_view name, patch_type type,
                                   std::string_view patch_json, write_options options = {});
+  // Server-side apply of `config` (patch_type::apply): creates the object when it is absent.
+  api_result<stored_object> apply(const group_version_resource& gvr, std::string_view ns,
+                                  std::string_view name, boost::json::value&& config,
+                                  write_options options);
   // Deletes and returns the object as deleted (its resourceVersion is the deletion's).
   // `expected_resource_version` (preconditions.resourceVersion) gives 409 when it differs.
   api_result<stored_object> remove(const group_version_resource& gvr, std::string_view ns,

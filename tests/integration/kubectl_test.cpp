@@ -332,6 +332,35 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply creates then patches, delete r
   CHECK(missing.err.find("NotFound") != std::string::npos);
 }
 
+TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply --server-side creates, conflicts with another "
+                                  "manager's change, and --force-conflicts takes it over") {
+  SKIP_WITHOUT_KUBECTL();
+  const group_version_resource configmaps = config_maps_resource;
+  {
+    std::ofstream out(home() / "ssa.yaml", std::ios::trunc);
+    out << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  namespace: default\n"
+        << "data:\n  color: blue\n";
+  }
+  std::string file = (home() / "ssa.yaml").string();
+  CHECK(kubectl_ok({"apply", "--server-side", "-f", file}).find("serverside-applied") !=
+        std::string::npos);
+  auto applied = store().get(configmaps, "default", "ssa");
+  REQUIRE(applied.ok());
+  CHECK(applied->object->tree().at("metadata").at("managedFields").at(0).at("operation") ==
+        "Apply");
+
+  kubectl_ok({"patch", "configmap", "ssa", "--type=merge", "-p", R"({"data":{"color":"red"}})",
+              "--field-manager=hand-edit"});
+  auto refused = kubectl({"apply", "--server-side", "-f", file});
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("conflict with \"hand-edit\"") != std::string::npos);
+  CHECK(refused.err.find(".data.color") != std::string::npos);
+  CHECK(store().get(configmaps, "default", "ssa")->object->tree().at("data").at("color") == "red");
+
+  kubectl_ok({"apply", "--server-side", "--force-conflicts", "-f", file});
+  CHECK(store().get(configmaps, "default", "ssa")->object->tree().at("data").at("color") == "blue");
+}
+
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply and delete --dry-run=server change nothing") {
   SKIP_WITHOUT_KUBECTL();
   std::string file = (home() / "dry.yaml").string();

@@ -176,6 +176,38 @@ TEST_CASE_METHOD(fixture, "resource writer: update_status and patch_status write
         errc::not_found);
 }
 
+TEST_CASE_METHOD(fixture, "resource writer: server-side apply creates, merges, and reports "
+                          "another manager's field as a conflict unless forced") {
+  apply_options ctl;
+  ctl.field_manager = "example.com/ctl";
+  auto wanted = [](const char* value) {
+    return std::string(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},)") +
+           R"("data":{"k":")" + value + R"("}})";
+  };
+  auto made = writer->apply(config_maps, "a", wanted("1"), ctl);
+  REQUIRE(made.ok());
+  CHECK(data_of(*made, "k") == "1");
+  CHECK((*made)->tree().at("metadata").at("managedFields").at(0).at("manager") ==
+        "example.com/ctl");
+
+  write_options edit;
+  edit.field_manager = "kubectl-edit";
+  REQUIRE(writer->patch(config_maps, "a", patch_type::merge, R"({"data":{"k":"2"}})", edit).ok());
+  auto refused = writer->apply(config_maps, "a", wanted("1"), ctl);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.err().code == errc::conflict);
+  CHECK(refused.err().message.find("conflict with \"kubectl-edit\"") != std::string::npos);
+  CHECK(refused.err().message.find(".data.k") != std::string::npos);
+  ctl.force = true;
+  auto forced = writer->apply(config_maps, "a", wanted("1"), ctl);
+  REQUIRE(forced.ok());
+  CHECK(data_of(*forced, "k") == "1");
+
+  CHECK(writer->apply(config_maps, "a", wanted("1"), {}).err().code == errc::invalid_argument);
+  std::lock_guard lock(mutex);
+  CHECK(verbs.back() == api_verb::patch);
+}
+
 TEST_CASE_METHOD(fixture, "resource writer: a dry run answers without storing") {
   write_options dry;
   dry.dry_run = true;

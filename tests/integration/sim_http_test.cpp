@@ -380,9 +380,15 @@ TEST_CASE("create, get, update, patch and delete", "[sim_http]") {
       body(R"({"metadata":{"labels":{"tier":"db"}}})", "application/strategic-merge-patch+json"));
   REQUIRE(strategic.code == 200);
   CHECK(strategic.json().at("metadata").at("labels").at("tier").as_string() == "db");
+  // Server-side apply needs a field manager (sim_apply_test.cpp has the rest).
   auto apply = call(port, "PATCH", "/api/v1/namespaces/default/configmaps/one",
                     body("{}", "application/apply-patch+yaml"));
-  CHECK(apply.code == 415);
+  CHECK(apply.code == 400);
+  CHECK(apply.json().at("message") == "fieldManager is required for apply requests");
+  auto applied = call(port, "PATCH", "/api/v1/namespaces/default/configmaps/one?fieldManager=t",
+                      body(R"({"data":{"applied":"yes"}})", "application/apply-patch+yaml"));
+  CHECK(applied.code == 200);
+  CHECK(applied.json().at("data").at("applied") == "yes");
 
   CHECK(call(port, "PUT", "/api/v1/namespaces/default/configmaps").code == 405);
   CHECK(call(port, "POST", "/api/v1/configmaps", body(configmap("x"))).code == 405);

@@ -384,7 +384,8 @@ TEST_CASE("dry-run writes answer as the write would, store nothing and send no e
   auto handle = store.watch(w, [&](const watch_message& m) { seen.push_back(m.type); });
   REQUIRE(handle.ok());
   const auto rv = store.current_resource_version();
-  const write_options dry{true};
+  write_options dry;
+  dry.dry_run = true;
 
   auto created = must(store.create(pods, "default", pod_json("q"), dry));
   CHECK(created.object->meta().name == "q");
