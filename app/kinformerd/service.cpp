@@ -289,7 +289,8 @@ status_result kinformerd::impl::start_webhooks(std::vector<webhook_plan> plans) 
   for (auto& plan : plans) {
     auto spawned = spawn_webhook_handler(*system, plan.hook);
     if (!spawned)
-      return error{spawned.err().code, plan.hook.name + ": " + spawned.err().message};
+      return error{spawned.err().code,
+                   "handlers.webhooks." + plan.hook.name + ": " + spawned.err().message};
     handlers.push_back(caf::actor_cast<caf::actor>(spawned->actor));
     std::optional<error> failure;
     self->request(cache, 60s, atoms::subscribe_atom::value, plan.kind, spawned->actor,
@@ -307,7 +308,8 @@ status_result kinformerd::impl::start_leader_election(std::vector<webhook_plan> 
   for (const auto& plan : plans) {
     auto probe = spawn_webhook_handler(*system, plan.hook);
     if (!probe)
-      return error{probe.err().code, plan.hook.name + ": " + probe.err().message};
+      return error{probe.err().code,
+                   "handlers.webhooks." + plan.hook.name + ": " + probe.err().message};
     caf::anon_send_exit(probe->actor, caf::exit_reason::user_shutdown);
   }
   const auto& election = config.leader_election;
