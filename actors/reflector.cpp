@@ -75,6 +75,8 @@ failure to_failure(const response_info& info, const error* err) {
     f.message = err->describe();
   f.connection_refused = info.transport == transport_failure::refused;
   f.connection_reset = info.transport == transport_failure::reset;
+  f.malformed = err && (err->code == errc::invalid_json || err->code == errc::invalid_object ||
+                        err->code == errc::too_large);
   return f;
 }
 
@@ -336,6 +338,8 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
           in.how = to_watch_end(closed.reason);
           in.cause = to_failure(closed.response, nullptr);
           in.cause.message = closed.message;
+          in.cause.malformed = closed.reason == watch_close_reason::decode_error ||
+                               closed.reason == watch_close_reason::line_too_large;
           in.lived = duration_cast<milliseconds>(steady_clock::now() - st.watch_started);
           in.events = st.watch_events;
           report(self, reflector_report::what::watch_ended, restart_reason::watch_ended, in.lived,

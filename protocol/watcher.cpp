@@ -41,6 +41,8 @@ const char* to_string(restart_reason reason) noexcept {
     return "server_error";
   case restart_reason::streaming_refused:
     return "streaming_refused";
+  case restart_reason::malformed:
+    return "malformed";
   }
   return "unknown";
 }
@@ -411,6 +413,8 @@ step_result on_page(const listing& state, const list_page_received& page, transi
 
 // Why a failed request is being retried, for logs and metrics.
 restart_reason retry_reason(const failure& cause) {
+  if (cause.malformed)
+    return restart_reason::malformed;
   if (cause.connection_reset)
     return restart_reason::io_error;
   return classify(cause) == failure_kind::throttled ? restart_reason::throttled
@@ -446,8 +450,9 @@ step_result on_list_failed(const listing& state, const list_failed& in, transiti
                                                   : restart_reason::list_expired;
     return t.begin_list(reason);
   }
-  auto reason = kind == failure_kind::throttled ? restart_reason::throttled
-                : kind == failure_kind::refused ? restart_reason::connection_refused
+  auto reason = in.cause.malformed                ? restart_reason::malformed
+                : kind == failure_kind::throttled ? restart_reason::throttled
+                : kind == failure_kind::refused   ? restart_reason::connection_refused
                 : in.cause.http_code == 0 && !in.cause.server_status ? restart_reason::io_error
                                                                      : restart_reason::server_error;
   return t.retry_later(backing_off::then::relist, reason, retry_after(in.cause));
@@ -493,7 +498,8 @@ step_result on_watch_failure(const failure& cause, bool io_error, transition& t)
     break;
   }
   if (io_error)
-    return t.retry_later(backing_off::then::rewatch, restart_reason::io_error);
+    return t.retry_later(backing_off::then::rewatch,
+                         cause.malformed ? restart_reason::malformed : restart_reason::io_error);
   // Any other failure status: client-go gives up on the watch and relists after a backoff.
   return t.retry_later(backing_off::then::relist, restart_reason::server_error, retry_after(cause));
 }
@@ -513,7 +519,7 @@ step_result on_watch_closed(const watching&, const watch_closed& in, const watch
     // A stream that broke after it had delivered events ends like a clean close, as in
     // client-go: re-watch at once. One that never delivered anything backs off first.
     if (in.events > 0 && !in.cause.connection_refused)
-      return t.rewatch(restart_reason::io_error);
+      return t.rewatch(in.cause.malformed ? restart_reason::malformed : restart_reason::io_error);
     return on_watch_failure(in.cause, true, t);
   case watch_end::http_error:
     // A 429 or 5xx with Retry-After: the same watch again after that delay, no relist.
@@ -625,7 +631,9 @@ step_result on_streaming_closed(const streaming_list& state, const watch_closed&
   case watch_end::stalled:
     return on_streaming_failure(state, in.cause, restart_reason::stalled, t);
   case watch_end::io_error:
-    return on_streaming_failure(state, in.cause, restart_reason::io_error, t);
+    return on_streaming_failure(
+        state, in.cause, in.cause.malformed ? restart_reason::malformed : restart_reason::io_error,
+        t);
   case watch_end::error_event:
   case watch_end::http_error:
     break;

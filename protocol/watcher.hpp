@@ -83,6 +83,9 @@ enum class restart_reason {
   io_error,          // connection reset or closed mid-request
   server_error,      // any other failure
   streaming_refused, // the server does not do streaming lists: paged LIST from now on
+  malformed,         // the server sent what does not decode (bad JSON, an invalid object, an
+                     // over-long line): the list is retried, the watch resumed from the last
+                     // good resourceVersion
 };
 const char* to_string(restart_reason reason) noexcept;
 
@@ -94,6 +97,9 @@ struct failure {
   // Reset, or closed by the peer before the response ended (client-go's IsConnectionReset and
   // IsProbableEOF): a list page is fetched again at once.
   bool connection_reset = false;
+  // The response or stream did not decode: not JSON, an object that fails its checks, a line
+  // over the limit. Retried as an I/O failure would be, and counted as its own reason.
+  bool malformed = false;
   std::optional<std::chrono::milliseconds> retry_after; // the Retry-After header
   std::string message;                                  // for logs
 };

@@ -68,6 +68,14 @@ failure reset_by_peer() {
   return f;
 }
 
+// What the driver reports for a response or stream that did not decode.
+failure malformed() {
+  failure f;
+  f.malformed = true;
+  f.message = "invalid JSON";
+  return f;
+}
+
 start_watch watch_at(session_id session, std::string rv, restart_reason reason) {
   start_watch w;
   w.session = session;
@@ -312,6 +320,11 @@ TEST_CASE("listing: other failures back off, then relist") {
        list_failed{1, http(500)},
        waiting(restart_reason::server_error),
        {abort_replace{1}, schedule_retry{2, first_delay, restart_reason::server_error}}},
+      {"a page that does not decode backs off, counted as malformed",
+       listing{fresh(1), 1, "0", 500, true, restart_reason::initial},
+       list_failed{1, malformed()},
+       waiting(restart_reason::malformed),
+       {abort_replace{1}, schedule_retry{2, first_delay, restart_reason::malformed}}},
   });
 }
 
@@ -558,6 +571,16 @@ TEST_CASE("watching: throttling, refusals and broken streams re-watch, no relist
        closed(2, watch_end::io_error, reset_by_peer(), 30s, 0),
        rewatch_later(restart_reason::io_error),
        {schedule_retry{3, first_delay, restart_reason::io_error}}},
+      {"a line that does not decode after events: re-watch from the last good version",
+       open,
+       closed(2, watch_end::io_error, malformed()),
+       watching{synced_at("100", 3), 3},
+       {watch_at(3, "100", restart_reason::malformed)}},
+      {"a line that does not decode before any event: back off, re-watch",
+       open,
+       closed(2, watch_end::io_error, malformed(), 30s, 0),
+       rewatch_later(restart_reason::malformed),
+       {schedule_retry{3, first_delay, restart_reason::malformed}}},
   });
 }
 
