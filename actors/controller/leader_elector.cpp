@@ -65,6 +65,18 @@ void settle(elector_pointer self) {
   caf::anon_send(st.listener, atoms::leading_atom::value, now_leading);
 }
 
+// The callback that brings a response back to the elector, on the client's I/O thread, as
+// (atom, attempt, HTTP code or 0 for a transport failure, body or error message).
+template <class Atom>
+get_callback reply_to(elector_pointer self, Atom atom) {
+  leader_elector_actor me = self;
+  return [me, atom, attempt = self->state.attempt](result<http_response> r) {
+    std::int32_t code = r ? r->status_code : 0;
+    std::string body = r ? std::move(r->body) : r.err().message;
+    caf::anon_send(me, atom, attempt, code, std::move(body));
+  };
+}
+
 void send_write(elector_pointer self, lease_write w) {
   auto& st = self->state;
   write_request request;
@@ -72,13 +84,7 @@ void send_write(elector_pointer self, lease_write w) {
   request.target = lease_path(st.options, !w.create);
   request.body = w.body(st.options.lease_namespace, st.options.lease_name);
   st.in_flight = std::move(w);
-  leader_elector_actor me = self;
-  auto attempt = st.attempt;
-  st.client->write(request, [me, attempt](result<http_response> r) {
-    std::int32_t code = r ? r->status_code : 0;
-    std::string body = r ? std::move(r->body) : r.err().message;
-    caf::anon_send(me, atoms::written_atom::value, attempt, code, std::move(body));
-  });
+  st.client->write(request, reply_to(self, atoms::written_atom::value));
 }
 
 void start_attempt(elector_pointer self) {
@@ -87,14 +93,8 @@ void start_attempt(elector_pointer self) {
     return;
   st.busy = true;
   ++st.attempt;
-  leader_elector_actor me = self;
-  auto attempt = st.attempt;
   st.client->get(lease_path(st.options, true), "application/json",
-                 [me, attempt](result<http_response> r) {
-                   std::int32_t code = r ? r->status_code : 0;
-                   std::string body = r ? std::move(r->body) : r.err().message;
-                   caf::anon_send(me, atoms::get_atom::value, attempt, code, std::move(body));
-                 });
+                 reply_to(self, atoms::get_atom::value));
 }
 
 void fail_attempt(elector_pointer self, std::string error) {
