@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 namespace kinformer::sim {
@@ -214,8 +216,44 @@ void add_builtin_control_routes(simulator& sim) {
                           sim.store().compact();
                           return control_ok();
                         }));
-  sim.add_control_route("/sim/faults/restore", post_only([&sim](const control_request&) {
-                          sim.store().restore();
+  // The backup /sim/faults/restore?to=backup goes back to (one at a time; a new one replaces
+  // it). Shared by the two routes, which run on any I/O thread.
+  struct saved_backup {
+    std::mutex mutex;
+    std::optional<storage_backup> backup;
+  };
+  auto saved = std::make_shared<saved_backup>();
+  sim.add_control_route("/sim/faults/backup", post_only([&sim, saved](const control_request&) {
+                          auto backup = sim.store().backup();
+                          json::object out{{"resourceVersion", backup.resource_version()},
+                                           {"objects", backup.size()}};
+                          std::lock_guard lock(saved->mutex);
+                          saved->backup = std::move(backup);
+                          return control_response{200, "application/json", json::serialize(out)};
+                        }));
+  // An API server restarts after an etcd restore: every open watch ends with it.
+  sim.add_control_route("/sim/faults/restore", post_only([&sim, saved](const control_request& req) {
+                          auto to = query_or(req, "to", "now");
+                          if (to != "now" && to != "backup")
+                            return control_error(bad_request("to must be now or backup"));
+                          if (to == "backup") {
+                            std::lock_guard lock(saved->mutex);
+                            if (!saved->backup)
+                              return control_error(
+                                  bad_request("no backup taken: POST /sim/faults/backup first"));
+                            sim.store().restore(*saved->backup);
+                          } else {
+                            sim.store().restore();
+                          }
+                          sim.drop_watches();
+                          return control_ok();
+                        }));
+  sim.add_control_route("/sim/faults/skip-revisions", post_only([&sim](const control_request& req) {
+                          auto count = query_number(req, "count", 1000);
+                          if (!count)
+                            return control_error(
+                                bad_request("count must be a non-negative integer"));
+                          sim.store().skip_revisions(static_cast<std::uint64_t>(*count));
                           return control_ok();
                         }));
   sim.add_control_route("/sim/faults/latency", post_only([&sim](const control_request& req) {

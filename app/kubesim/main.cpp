@@ -67,8 +67,16 @@ Control interface (HTTP, under /sim/; POST changes something, GET reads):
   POST /sim/faults/fail-writes?count=N&code=C[&retryAfter=S]
                               the next N creates, updates, patches or deletes fail with HTTP C
   POST /sim/faults/compact    drop the watch history: older resourceVersions answer 410
-  POST /sim/faults/restore    as after an etcd restore: resourceVersion jumps ahead, history
-                              reset, every resourceVersion a client holds is too old
+  POST /sim/faults/backup     take a snapshot of every object (one kept; answers with
+                              {"resourceVersion", "objects"})
+  POST /sim/faults/restore[?to=now|backup]
+                              as after an etcd restore and an API server restart: the objects
+                              stay (now) or go back to the backup's; resourceVersion jumps
+                              ahead, history is reset, every open watch is closed, and every
+                              resourceVersion a client holds is too old
+  POST /sim/faults/skip-revisions?count=N
+                              resourceVersion gap: the next write is N+1 past the last
+                              (default 1000), history kept
   POST /sim/faults/latency?ms=N
                               delay every request by N ms (0 turns it off)
   GET  /sim/truth?resource=R[&group=G]

@@ -446,6 +446,16 @@ struct storage::impl final : watch_registry {
     watch_resources.erase(it);
   }
 
+  // Unregisters every watch: nothing more reaches its sink. A restore does this under the same
+  // lock, so that no open watch hears of the new history (a bookmark at the jumped
+  // resourceVersion would let its client resume without relisting); the HTTP front then drops
+  // the streams.
+  void end_every_watch() {
+    for (auto& [gvr, state] : resources)
+      state.watchers.clear();
+    watch_resources.clear();
+  }
+
   resource_state* find(const group_version_resource& gvr) {
     auto it = resources.find(gvr);
     return it == resources.end() ? nullptr : &it->second;
@@ -1202,9 +1212,47 @@ void storage::compact() {
 
 void storage::restore(std::uint64_t jump) {
   std::unique_lock lock(impl_->mutex);
+  impl_->end_every_watch();
   impl_->revision += jump;
   impl_->history.clear();
   impl_->oldest = impl_->revision;
+}
+
+std::size_t storage_backup::size() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [gvr, objects] : objects_)
+    n += objects.size();
+  return n;
+}
+
+storage_backup storage::backup() const {
+  std::shared_lock lock(impl_->mutex);
+  storage_backup out;
+  out.revision_ = impl_->revision;
+  for (const auto& [gvr, state] : impl_->resources)
+    out.objects_[gvr] = state.objects;
+  return out;
+}
+
+void storage::restore(const storage_backup& from, std::uint64_t jump) {
+  std::unique_lock lock(impl_->mutex);
+  impl_->end_every_watch();
+  for (auto& [gvr, state] : impl_->resources) {
+    // A resource registered after the backup (a CRD added since) keeps its objects.
+    auto saved = from.objects_.find(gvr);
+    if (saved == from.objects_.end())
+      continue;
+    state.objects = saved->second;
+    ++state.writes; // page-rank hints from before are void
+  }
+  impl_->revision += jump;
+  impl_->history.clear();
+  impl_->oldest = impl_->revision;
+}
+
+void storage::skip_revisions(std::uint64_t count) {
+  std::unique_lock lock(impl_->mutex);
+  impl_->revision += count;
 }
 
 void storage::fail_next_watches(std::size_t count) {

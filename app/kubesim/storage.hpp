@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -223,6 +224,20 @@ struct request_record {
 // held, on the thread serving the request (it may block that request, not others' writes).
 using request_observer = std::function<void(const request_record&)>;
 
+// Every object at one instant, shared with the storage that took it (objects are immutable).
+class storage_backup {
+public:
+  // The resourceVersion the backup was taken at.
+  std::uint64_t resource_version() const noexcept { return revision_; }
+  // Objects in the backup, over every resource.
+  std::size_t size() const noexcept;
+
+private:
+  friend class storage;
+  std::map<group_version_resource, std::map<std::string, stored_object, std::less<>>> objects_;
+  std::uint64_t revision_ = 0;
+};
+
 // One entry of the truth dump.
 struct object_version {
   std::string key; // "namespace/name" or "name"
@@ -306,8 +321,19 @@ public:
   // Drops the whole history: every older resourceVersion (watch, continue, exact list) is 410.
   void compact();
   // As after an etcd restore: objects stay, the resourceVersion jumps ahead by `jump`, history
-  // is reset, so every resourceVersion a client holds is too old.
+  // is reset, so every resourceVersion a client holds is too old. Every open watch is
+  // unregistered at once (it hears nothing of the new history); the HTTP front drops them.
   void restore(std::uint64_t jump = 1000000);
+  // A snapshot of every object now, as etcdctl snapshot save takes one.
+  storage_backup backup() const;
+  // As after an etcd restore from an older snapshot with --bump-revision: every resource's
+  // objects become the backup's (objects written since are gone, changed ones revert to their
+  // older version and resourceVersion), the current resourceVersion jumps ahead by `jump`, and
+  // history is reset. Open watches are unregistered as by restore(jump).
+  void restore(const storage_backup& from, std::uint64_t jump = 1000000);
+  // Advances the resourceVersion by `count` without a write, as writes to keys no watch sees
+  // do in etcd: the next event's resourceVersion is `count` past the last, and history stays.
+  void skip_revisions(std::uint64_t count);
   // The next `count` watch() calls fail with 410 Expired.
   void fail_next_watches(std::size_t count);
   // The next `count` watch() calls fail with `code` (429 TooManyRequests, 503, ...) and

@@ -18,6 +18,7 @@
 #include "app/kubesim/storage.hpp"
 #include "protocol/http/api_client.hpp"
 #include "tests/support/delta_recorder.hpp"
+#include "tests/support/request_log.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -40,7 +41,10 @@
 
 using namespace kinformer;
 using namespace std::chrono_literals;
+using kinformer::testing::count_of;
 using kinformer::testing::delta_recorder;
+using kinformer::testing::describe;
+using kinformer::testing::request_log;
 using request_verb = sim::request_record::verb;
 
 namespace {
@@ -64,63 +68,6 @@ std::string name_of(int i) {
 
 std::string key_of(int i) {
   return "default/" + name_of(i);
-}
-
-std::string describe(const sim::request_record& r) {
-  std::string out = r.kind == request_verb::list ? "list" : "watch";
-  if (r.continued)
-    out += " continue";
-  else
-    out += " rv=\"" + r.resource_version + "\"";
-  if (r.limit > 0)
-    out += " limit=" + std::to_string(r.limit);
-  if (r.send_initial_events)
-    out += " sendInitialEvents";
-  return out + " -> " + std::to_string(r.code);
-}
-
-// Every list and watch of configmaps the simulator answered, in arrival order, with waits on a
-// condition variable.
-class request_log {
-public:
-  void record(const sim::request_record& r) {
-    if (r.gvr != configmaps)
-      return;
-    std::lock_guard lock(mutex_);
-    records_.push_back(r);
-    changed_.notify_all();
-  }
-
-  // Waits until `pred(records)` holds; returns whether it did before the timeout.
-  template <class Pred>
-  bool wait_for(Pred pred, std::chrono::milliseconds timeout = 10s) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, timeout, [&] { return pred(records_); });
-  }
-
-  std::vector<sim::request_record> copy() const {
-    std::lock_guard lock(mutex_);
-    return records_;
-  }
-
-  // One line per request, for failure messages.
-  std::string text() const {
-    std::string out;
-    for (const auto& r : copy())
-      out += describe(r) + "\n";
-    return out;
-  }
-
-private:
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<sim::request_record> records_;
-};
-
-std::size_t count_of(const std::vector<sim::request_record>& records, request_verb kind) {
-  return static_cast<std::size_t>(
-      std::count_if(records.begin(), records.end(),
-                    [&](const sim::request_record& r) { return r.kind == kind; }));
 }
 
 // Holds the simulator inside the first request that matches `which` until the test has made
@@ -163,7 +110,7 @@ private:
 
 // One simulator (whose requests `log` records), one HTTP client, one actor system.
 struct fixture {
-  request_log log;
+  request_log log{configmaps};
   std::atomic<std::shared_ptr<request_gate>> gate_; // see hold_at()
   // Called with every request, on the simulator's I/O thread (see on_each_request()).
   std::atomic<std::shared_ptr<const std::function<void(const sim::request_record&)>>> hook_;
@@ -309,18 +256,10 @@ void fault_row(const std::string& fault, const std::vector<sim::request_record>&
   const char* file = std::getenv("KINFORMER_FAULT_TABLE");
   if (!file)
     return;
-  std::size_t lists = 0, pages = 0, watches = 0;
-  for (const auto& r : records) {
-    if (r.kind == request_verb::watch)
-      ++watches;
-    else if (r.continued)
-      ++pages;
-    else
-      ++lists;
-  }
+  auto seen = kinformer::testing::count_requests(records);
   std::ofstream out(file, std::ios::app);
-  out << "| " << fault << " | " << lists << " | " << pages << " | " << watches << " | "
-      << (converged ? "yes" : "**no**") << " | " << client_go << " |\n";
+  out << "| " << fault << " | " << seen.lists << " | " << seen.continue_pages << " | "
+      << seen.watches << " | " << (converged ? "yes" : "**no**") << " | " << client_go << " |\n";
 }
 
 } // namespace

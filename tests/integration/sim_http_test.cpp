@@ -762,6 +762,42 @@ TEST_CASE("control: truth, custom resources, latency, added routes", "[sim_http]
   s.sim.set_latency(std::chrono::milliseconds(0));
 }
 
+TEST_CASE("control: backup, restore to it or to now, resourceVersion gaps", "[sim_http]") {
+  running_simulator s;
+  auto port = s.port();
+  auto create = [&](const std::string& name) {
+    REQUIRE(
+        call(port, "POST", "/api/v1/namespaces/default/configmaps", body(configmap(name))).code ==
+        201);
+  };
+  auto keys = [&] {
+    std::vector<std::string> out;
+    auto truth = get(port, "/sim/truth?resource=configmaps").json();
+    for (auto& v : truth.as_array())
+      out.emplace_back(v.at("key").as_string());
+    return out;
+  };
+  CHECK(call(port, "POST", "/sim/faults/restore?to=backup").code == 400); // none taken yet
+  CHECK(call(port, "POST", "/sim/faults/restore?to=yesterday").code == 400);
+  create("a");
+  auto backup = call(port, "POST", "/sim/faults/backup");
+  REQUIRE(backup.code == 200);
+  CHECK(backup.json().at("objects").as_int64() >= 1);
+  create("b");
+  const auto before = s.sim.store().current_resource_version();
+
+  REQUIRE(call(port, "POST", "/sim/faults/skip-revisions?count=50").code == 200);
+  CHECK(s.sim.store().current_resource_version() == before + 50);
+  CHECK(call(port, "POST", "/sim/faults/skip-revisions?count=x").code == 400);
+
+  REQUIRE(call(port, "POST", "/sim/faults/restore").code == 200); // to now: objects stay
+  CHECK(keys() == std::vector<std::string>{"default/a", "default/b"});
+  REQUIRE(call(port, "POST", "/sim/faults/restore?to=backup").code == 200);
+  CHECK(keys() == std::vector<std::string>{"default/a"});
+  CHECK(s.sim.store().current_resource_version() == before + 50 + 2000000);
+  CHECK(get(port, "/sim/faults/backup").code == 405);
+}
+
 TEST_CASE("TLS with a generated CA and a bearer token", "[sim_http]") {
   simulator_options options;
   options.tls = true;

@@ -811,6 +811,63 @@ TEST_CASE("data faults: failing watches and lists, compaction, restore") {
   CHECK(store.list(list_of(pods))->resource_version == jumped + 1);
 }
 
+TEST_CASE("restore from a backup: objects revert, later ones vanish, resourceVersion jumps") {
+  storage store(bare());
+  auto a1 = must(store.create(pods, "default", pod_json("a")));
+  must(store.create(pods, "default", pod_json("b")));
+  auto backup = store.backup();
+  CHECK(backup.resource_version() == 2);
+  CHECK(backup.size() == 2);
+
+  must(store.update(pods, "default", "a", pod_json("a", "changed")));
+  must(store.remove(pods, "default", "b"));
+  must(store.create(pods, "default", pod_json("c")));
+  const auto before = store.current_resource_version();
+  recorder open_watch;
+  watch_request bookmarked = watch_of(pods, std::to_string(before));
+  bookmarked.allow_bookmarks = true;
+  auto open = store.watch(bookmarked, open_watch.sink());
+  REQUIRE(open.ok());
+
+  store.restore(backup, 1000);
+  // The open watch is ended: not even a bookmark at the new resourceVersion reaches it, or its
+  // client would resume there without relisting.
+  CHECK(store.watch_count() == 0);
+  store.send_bookmarks();
+  must(store.create(pods, "default", pod_json("e")));
+  must(store.remove(pods, "default", "e"));
+  CHECK(open_watch.snapshot().empty());
+  CHECK(store.current_resource_version() == before + 1002); // the jump, then e's two writes
+  // a is back at its older version (its resourceVersion goes back), b is back, c is gone.
+  auto truth = store.truth(pods);
+  REQUIRE(truth.size() == 2);
+  CHECK(truth[0] == object_version{"default/a", rv_of(a1)});
+  CHECK(truth[1].key == "default/b");
+  // History is gone: every resourceVersion a client holds is too old.
+  recorder seen;
+  CHECK(store.watch(watch_of(pods, std::to_string(before)), seen.sink()).failure().code == 410);
+  auto listed = store.list(list_of(pods));
+  REQUIRE(listed.ok());
+  CHECK(listed->resource_version == before + 1002);
+  CHECK(listed->items.size() == 2);
+  auto d = must(store.create(pods, "default", pod_json("d")));
+  CHECK(rv_of(d) == before + 1003);
+}
+
+TEST_CASE("skipped revisions leave a resourceVersion gap and keep the history") {
+  storage store(bare());
+  auto a = must(store.create(pods, "default", pod_json("a")));
+  store.skip_revisions(500);
+  auto b = must(store.create(pods, "default", pod_json("b")));
+  CHECK(rv_of(b) == rv_of(a) + 501);
+  // A watch from before the gap, and one from inside it, replay what followed.
+  recorder from_a, inside;
+  REQUIRE(store.watch(watch_of(pods, std::to_string(rv_of(a))), from_a.sink()).ok());
+  REQUIRE(store.watch(watch_of(pods, std::to_string(rv_of(a) + 10)), inside.sink()).ok());
+  CHECK(summary(from_a.wait_for(1)) == std::vector<std::string>{"ADDED b"});
+  CHECK(summary(inside.wait_for(1)) == std::vector<std::string>{"ADDED b"});
+}
+
 TEST_CASE("a watch handle can outlive its storage; moving keeps one registration") {
   recorder seen;
   watch_handle kept;
