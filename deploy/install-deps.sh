@@ -15,6 +15,7 @@ packages=(
   libssl-dev openssl
   clang-format
   clang libclang-rt-14-dev # the fuzz targets (libFuzzer), tests/fuzz/run.sh
+  gnuplot-nox              # the benchmarks' and the soak's plots (tests/bench)
 )
 
 missing=()

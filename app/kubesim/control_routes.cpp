@@ -256,6 +256,14 @@ void add_builtin_control_routes(simulator& sim) {
                           sim.store().skip_revisions(static_cast<std::uint64_t>(*count));
                           return control_ok();
                         }));
+  // Every fault lifted at once: armed failures disarmed, streaming lists accepted, stalled
+  // watches resumed, latency off.
+  sim.add_control_route("/sim/faults/reset", post_only([&sim](const control_request&) {
+                          sim.store().clear_faults();
+                          sim.resume_watches();
+                          sim.set_latency(std::chrono::milliseconds(0));
+                          return control_ok();
+                        }));
   sim.add_control_route("/sim/faults/latency", post_only([&sim](const control_request& req) {
                           auto ms = query_number(req, "ms", 0);
                           if (!ms)
@@ -282,8 +290,11 @@ void add_builtin_control_routes(simulator& sim) {
           found = r;
     if (!found)
       return control_error(resource_not_found());
+    auto labels = label_selector::parse(query_or(req, "labelSelector", ""));
+    if (!labels)
+      return control_error(bad_request("labelSelector: " + labels.err().message));
     json::array out;
-    for (const auto& entry : sim.store().truth(found->gvr))
+    for (const auto& entry : sim.store().truth(found->gvr, labels.value()))
       out.push_back(json::object{{"key", entry.key},
                                  {"resourceVersion", std::to_string(entry.resource_version)}});
     return control_response{200, "application/json", json::serialize(out)};

@@ -79,8 +79,11 @@ Control interface (HTTP, under /sim/; POST changes something, GET reads):
                               (default 1000), history kept
   POST /sim/faults/latency?ms=N
                               delay every request by N ms (0 turns it off)
-  GET  /sim/truth?resource=R[&group=G]
-                              every object's key and resourceVersion, sorted by key
+  POST /sim/faults/reset      lift every fault: armed failures, refused streaming lists,
+                              stalled watches, latency
+  GET  /sim/truth?resource=R[&group=G][&labelSelector=S]
+                              every object's key and resourceVersion, sorted by key (those
+                              the selector selects); no armed fault affects it
   POST /sim/crds              register a custom resource: a CustomResourceDefinition, or
                               {"group","version","resource","kind","scope":"Namespaced|Cluster"}
   POST /sim/tls/rotate        with --tls: as a restart with a new CA and server certificate;

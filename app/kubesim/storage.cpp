@@ -767,13 +767,15 @@ api_result<stored_object> storage::get(const group_version_resource& gvr, std::s
   return find_object(*state, gvr, ns, name);
 }
 
-std::vector<object_version> storage::truth(const group_version_resource& gvr) const {
+std::vector<object_version> storage::truth(const group_version_resource& gvr,
+                                           const label_selector& labels) const {
   std::shared_lock lock(impl_->mutex);
   std::vector<object_version> out;
   if (const resource_state* state = impl_->find(gvr)) {
     out.reserve(state->objects.size());
     for (const auto& [key, stored] : state->objects)
-      out.push_back({key, parse_revision(stored.object->meta().resource_version).value_or(0)});
+      if (labels.matches(*stored.object))
+        out.push_back({key, parse_revision(stored.object->meta().resource_version).value_or(0)});
   }
   return out;
 }
@@ -1253,6 +1255,10 @@ void storage::restore(const storage_backup& from, std::uint64_t jump) {
 void storage::skip_revisions(std::uint64_t count) {
   std::unique_lock lock(impl_->mutex);
   impl_->revision += count;
+}
+
+void storage::clear_faults() {
+  impl_->faults.reset();
 }
 
 void storage::fail_next_watches(std::size_t count) {

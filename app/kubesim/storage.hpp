@@ -268,8 +268,10 @@ public:
   api_result<stored_object> get(const group_version_resource& gvr, std::string_view ns,
                                 std::string_view name) const;
   api_result<list_result> list(const list_request& request);
-  // Every object's key and resourceVersion, sorted by key.
-  std::vector<object_version> truth(const group_version_resource& gvr) const;
+  // Every object's key and resourceVersion, sorted by key: those `labels` selects. Never
+  // observed, never failed by an armed fault.
+  std::vector<object_version> truth(const group_version_resource& gvr,
+                                    const label_selector& labels = {}) const;
 
   // --- Writes --------------------------------------------------------------------------------
   // `ns` is the namespace from the URL ("" for cluster-scoped resources, or to take the body's).
@@ -353,6 +355,8 @@ public:
   // While on, watch() with send_initial_events fails with 422 Invalid, as an API server without
   // the WatchList feature gate answers a streaming list.
   void refuse_streaming_lists(bool refuse);
+  // Disarms every armed failure and accepts streaming lists again.
+  void clear_faults();
 
   // --- Test tooling --------------------------------------------------------------------------
   // Reports every list and watch from now on; an empty observer stops reporting.

@@ -730,6 +730,12 @@ TEST_CASE("control: truth, custom resources, latency, added routes", "[sim_http]
   REQUIRE(truth.size() == 1);
   CHECK(truth[0].at("key").as_string() == "default/a");
   CHECK(get(port, "/sim/truth?resource=nothing").code == 404);
+  CHECK(get(port, "/sim/truth?resource=configmaps&labelSelector=app%3Dnone").body == "[]");
+  CHECK(get(port, "/sim/truth?resource=configmaps&labelSelector=%3D%3D").code == 400);
+  s.sim.store().fail_next_lists(1, 500); // the truth is never failed by an armed fault
+  CHECK(get(port, "/sim/truth?resource=configmaps").code == 200);
+  REQUIRE(call(port, "POST", "/sim/faults/reset").code == 200); // disarms that list failure
+  CHECK(get(port, "/api/v1/configmaps").code == 200);
 
   auto crd = R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
     "metadata":{"name":"widgets.example.com"},

@@ -54,15 +54,9 @@ informer_bench_mode=on
 idle=5
 timeout=900
 
-log() { printf '[side_by_side] %s\n' "$*" >&2; }
-die() {
-  log "error: $1"
-  [[ -n ${2:-} && -f ${2:-} ]] && sed 's/^/  | /' "$2" | tail -n 40 >&2
-  exit 1
-}
-absolute() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac }
-need_value() { (($# >= 2)) || die "$1 needs a value"; }
-number() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 needs a non-negative integer, not '$2'"; }
+script_name=side_by_side
+# shellcheck source=../lib/script_support.sh
+source "$here/../lib/script_support.sh"
 
 while (($#)); do
   case $1 in
@@ -94,11 +88,6 @@ done
 
 # CMake puts both programs in $build/app (app/CMakeLists.txt defines them); the second
 # candidate is the per-program folder layout.
-first_executable() {
-  local c
-  for c; do [[ -f $c && -x $c ]] && { printf '%s' "$c"; return; }; done
-  printf '%s' "$1"
-}
 kubesim=$(first_executable "$build/app/kubesim" "$build/app/kubesim/kubesim")
 watch_bin=$(first_executable "$build/app/kinformer-watch" "$build/app/watch/kinformer-watch")
 kinformerd=$(first_executable "$build/app/kinformerd" "$build/app/kinformerd/kinformerd")
@@ -125,47 +114,20 @@ forget_child() {
   children=(${kept[@]+"${kept[@]}"})
 }
 
-# True while PID runs (a zombie, exited but not yet reaped, counts as gone).
-alive() {
-  local stat
-  [[ -r /proc/$1/stat ]] || return 1
-  read -r stat <"/proc/$1/stat" 2>/dev/null || return 1
-  stat=${stat##*) }
-  [[ ${stat:0:1} != Z ]]
-}
-
 cleanup() {
-  local rc=$? f p i
+  local rc=$? f p
   trap - EXIT INT TERM
   # kinformer-watch runs under the probe; its pid file exists only while a run is in flight.
   for f in "$work"/*.pid; do
     [[ -f $f ]] && read -r p <"$f" && [[ $p =~ ^[0-9]+$ ]] && children+=("$p")
   done
-  for p in ${children[@]+"${children[@]}"}; do kill -TERM "$p" 2>/dev/null || true; done
-  for ((i = 0; i < 50; ++i)); do
-    local any=0
-    for p in ${children[@]+"${children[@]}"}; do alive "$p" && any=1; done
-    ((any)) || break
-    sleep 0.1
-  done
-  for p in ${children[@]+"${children[@]}"}; do kill -KILL "$p" 2>/dev/null || true; done
+  stop_processes ${children[@]+"${children[@]}"}
   rm -rf "$work"
   exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# Microseconds since the epoch into $now (no subshell; EPOCHREALTIME's separator follows the locale).
-now_us() {
-  local t=$EPOCHREALTIME
-  now=$((10#${t//[.,]/}))
-}
-seconds_since() { # START_US -> seconds as a decimal string
-  now_us
-  local us=$((now - $1))
-  printf '%d.%06d' $((us / 1000000)) $((us % 1000000))
-}
 
 # --- client-node, installed into the throwaway folder ------------------------------------------
 log "installing @kubernetes/client-node into $work/npm"
@@ -178,26 +140,8 @@ npm install --no-audit --no-fund --prefix "$work/npm" >"$work/npm.log" 2>&1 ||
 
 # --- kubesim -----------------------------------------------------------------------------------
 log "starting kubesim with $pods pods over $namespaces namespaces"
-"$kubesim" --listen 127.0.0.1:0 --pods "$pods" --namespaces "$namespaces" \
-  >"$work/kubesim.out" 2>"$work/kubesim.err" &
-kubesim_pid=$!
+start_kubesim "$kubesim" "$work" "$timeout" --pods "$pods" --namespaces "$namespaces"
 children+=("$kubesim_pid")
-url=
-now_us
-start=$now
-while :; do
-  line=
-  if [[ -s $work/kubesim.out ]]; then read -r line <"$work/kubesim.out" || true; fi
-  if [[ $line == "listening on "* ]]; then
-    url=${line#listening on }
-    break
-  fi
-  alive "$kubesim_pid" || die "kubesim exited before listening" "$work/kubesim.err"
-  now_us
-  (((now - start) / 1000000 < timeout)) || die "kubesim did not listen within $timeout s" "$work/kubesim.err"
-  sleep 0.2
-done
-[[ $url =~ ^http://127\.0\.0\.1:[0-9]+$ ]] || die "kubesim listens on '$url', not on a loopback http URL"
 log "kubesim at $url"
 
 sim() { # METHOD PATH -> body on stdout
@@ -404,27 +348,11 @@ done
 # Starts kinformerd caching every pod of kubesim and waits until /readyz says it has synced.
 # Sets $api_url.
 start_kinformerd() {
-  local err="$work/kinformerd.err" line t0
   "$kinformerd" --server "$url" --watch pods --listen-api 127.0.0.1:0 \
-    --listen-metrics 127.0.0.1:0 >"$work/kinformerd.out" 2>"$err" &
+    --listen-metrics 127.0.0.1:0 >"$work/kinformerd.out" 2>"$work/kinformerd.err" &
   kinformerd_pid=$!
   children+=("$kinformerd_pid")
-  api_url=
-  metrics_url=
-  now_us
-  t0=$now
-  until [[ -n $api_url && -n $metrics_url ]] && curl -sf --max-time 5 "$metrics_url/readyz" >/dev/null; do
-    if [[ -z $api_url ]] && line=$(grep -m1 'event=api_listening' "$err"); then
-      [[ $line =~ address=(127\.0\.0\.1:[0-9]+) ]] && api_url="http://${BASH_REMATCH[1]}"
-    fi
-    if [[ -z $metrics_url ]] && line=$(grep -m1 'event=metrics_listening' "$err"); then
-      [[ $line =~ address=(127\.0\.0\.1:[0-9]+) ]] && metrics_url="http://${BASH_REMATCH[1]}"
-    fi
-    alive "$kinformerd_pid" || die "kinformerd exited before it was ready" "$err"
-    now_us
-    (((now - t0) / 1000000 < timeout)) || die "kinformerd not ready within $timeout s" "$err"
-    sleep 0.1
-  done
+  wait_kinformerd_ready "$work/kinformerd.err" "$timeout"
   log "kinformerd's read API at $api_url"
 }
 
