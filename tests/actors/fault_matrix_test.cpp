@@ -113,6 +113,20 @@ public:
   std::optional<sim::storage_backup> backup; // taken when the informers have synced
   std::vector<watched_selection> selections;
 
+  // The handlers record into `selections` and the simulator reports into `requests`: actors and
+  // reports stop first, also when the constructor fails half way (members are destroyed then,
+  // the body of a destructor would not run).
+  struct stops_first {
+    matrix_run& run;
+    ~stops_first() {
+      for (auto& a : run.spawned)
+        caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+      run.spawned.clear();
+      run.system.reset();
+      run.server.store().observe_requests({});
+    }
+  } stopper{*this};
+
   explicit matrix_run(std::uint64_t seed) : churn(server.store(), churn_options(seed)) {
     server.store().observe_requests([this](const sim::request_record& r) { requests.record(r); });
     sim::generator_options g;
@@ -126,15 +140,6 @@ public:
     for (auto& s : selections)
       REQUIRE(s.handler->wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
     backup = server.store().backup();
-  }
-
-  // The handlers record into `selections`: the actors stop before it goes.
-  ~matrix_run() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    spawned.clear();
-    system.reset();
-    server.store().observe_requests({});
   }
 
   // Three rounds of: every fault injected, churn, and the informers converging; then the faults
