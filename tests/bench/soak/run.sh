@@ -206,6 +206,13 @@ lift_at=0
 last_events=$(metric_sum kinformer_informer_events_total)
 last_t=0
 pending_fault= # the last fault, judged at the sample before the next one
+# Appends the pending fault's row to faults.tsv: was kinformerd ready again, and alive (ALIVE).
+judge_pending_fault() { # ALIVE
+  [[ -n $pending_fault ]] || return 0
+  local ready_now=no
+  ready && ready_now=yes
+  printf '%s\t%s\t%s\t%s\n' "$pending_t" "$pending_fault" "$ready_now" "$1" >>"$work/faults.tsv"
+}
 pending_t=0
 died=0
 while :; do
@@ -219,11 +226,7 @@ while :; do
   fi
   fault=-
   if ((t >= next_fault)); then
-    if [[ -n $pending_fault ]]; then
-      ready_now=no
-      ready && ready_now=yes
-      printf '%s\t%s\t%s\tyes\n' "$pending_t" "$pending_fault" "$ready_now" >>"$work/faults.tsv"
-    fi
+    judge_pending_fault yes
     [[ -n $lift ]] && { "$lift" || true; lift=; }
     fault=${fault_names[RANDOM % ${#fault_names[@]}]}
     "fault_$fault" || log "injecting $fault failed"
@@ -251,12 +254,7 @@ done
 sim POST /sim/faults/reset >/dev/null || log "lifting the faults failed"
 sim POST '/sim/churn?rate=0' >/dev/null || log "stopping churn failed"
 churn_state=$(sim GET /sim/churn || echo '{}')
-if [[ -n $pending_fault ]]; then
-  ready_now=no
-  ready && ready_now=yes
-  printf '%s\t%s\t%s\t%s\n' "$pending_t" "$pending_fault" "$ready_now" \
-    "$( ((died)) && echo no || echo yes)" >>"$work/faults.tsv"
-fi
+judge_pending_fault "$( ((died)) && echo no || echo yes)"
 ((died)) && die "kinformerd died during the soak" "$work/kinformerd.err"
 
 log "churn stopped; waiting up to $converge_limit s for every view to match kubesim's truth"
