@@ -5,6 +5,7 @@
 #include "app/kinformerd/read_api.hpp"
 
 #include "actors/error_bridge.hpp"
+#include "app/kinformerd/continue_snapshots.hpp"
 #include "app/kubesim/api_status.hpp"
 #include "app/kubesim/discovery_docs.hpp"
 #include "app/kubesim/openapi_docs.hpp"
@@ -15,8 +16,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <deque>
-#include <mutex>
 
 namespace kinformer::service {
 
@@ -95,13 +94,6 @@ struct read_request {
   }
 };
 
-// The full result of a paged list, kept for its continue tokens.
-struct page_snapshot {
-  std::string selection;
-  std::string resource_version;
-  object_list items;
-};
-
 // A cache error as the Status a client expects.
 status status_of(const error& err, const read_request& req) {
   switch (err.code) {
@@ -176,25 +168,7 @@ struct read_api::state {
   cache_actor cache;
   read_api_options options;
 
-  std::mutex snapshots_mutex;
-  std::deque<std::pair<std::uint64_t, std::shared_ptr<const page_snapshot>>> snapshots;
-  std::uint64_t next_snapshot = 1;
-
-  std::uint64_t keep_snapshot(std::shared_ptr<const page_snapshot> snapshot) {
-    std::lock_guard lock(snapshots_mutex);
-    auto id = next_snapshot++;
-    snapshots.emplace_back(id, std::move(snapshot));
-    while (snapshots.size() > std::max<std::size_t>(1, options.continue_snapshots))
-      snapshots.pop_front();
-    return id;
-  }
-  std::shared_ptr<const page_snapshot> find_snapshot(std::uint64_t id) {
-    std::lock_guard lock(snapshots_mutex);
-    for (const auto& [key, snapshot] : snapshots)
-      if (key == id)
-        return snapshot;
-    return nullptr;
-  }
+  continue_snapshots snapshots{options.continue_snapshots, options.continue_max_age};
 };
 
 namespace {
@@ -246,8 +220,10 @@ http_response page_reply(const state_ptr& st, const read_request& req,
   if (req.limit > 0 && count > req.limit) {
     count = req.limit;
     if (id == 0)
-      id = st->keep_snapshot(snapshot);
+      id = st->snapshots.keep(snapshot, continue_snapshots::clock::now());
     token = std::to_string(id) + ":" + std::to_string(offset + count);
+  } else if (id != 0) {
+    st->snapshots.release(id); // the last page: nothing more to continue from
   }
   return list_reply(req, token, std::move(snapshot), offset, count);
 }
@@ -361,7 +337,7 @@ http_response serve_continue(const state_ptr& st, const read_request& req) {
                     : as_revision(std::string_view(req.continue_token).substr(colon + 1));
   if (!id || !offset)
     return status_reply(sim::bad_request("invalid continue token \"" + req.continue_token + "\""));
-  auto snapshot = st->find_snapshot(*id);
+  auto snapshot = st->snapshots.find(*id, continue_snapshots::clock::now());
   if (!snapshot)
     return status_reply(sim::continue_too_old());
   if (snapshot->selection != req.selection)

@@ -39,10 +39,11 @@
 //   oldest informer's resourceVersion: until a quiet informer's resourceVersion passes a busier
 //   one's last list (its next bookmark), a watch from such a list is refused and the client
 //   relists.
-// - limit/continue: the first page keeps the whole sorted result as a snapshot (at most
-//   `continue_snapshots` of them, oldest evicted); later pages come from it, consistent with the
-//   first. A continue token whose snapshot is gone is 410 Expired, as the API server answers once
-//   a snapshot is compacted.
+// - limit/continue: the first page keeps the whole sorted result as a snapshot; later pages come
+//   from it, consistent with the first. A snapshot is kept until its last page is served, for at
+//   most `continue_max_age` and `continue_snapshots` at a time (continue_snapshots.hpp). A
+//   continue token whose snapshot is gone is 410 Expired, as the API server answers once a
+//   snapshot is compacted.
 // - Bookmarks: with allowWatchBookmarks and sendInitialEvents=true, one BOOKMARK annotated
 //   k8s.io/initial-events-end after the initial events (streaming lists); no periodic bookmarks.
 // - A watch whose client reads too slowly is dropped at the server's stream bound with an ERROR
@@ -75,8 +76,10 @@ struct read_api_options {
   std::chrono::milliseconds cache_timeout{10000};
   // Watch duration when the client sends no timeoutSeconds (the API server: 30-60 min).
   std::chrono::seconds default_watch_timeout{1800};
-  // Paged lists kept for continue tokens.
+  // Paged lists kept for continue tokens (see continue_snapshots.hpp): at most this many, each
+  // until its last page is served and for at most continue_max_age.
   std::size_t continue_snapshots = 32;
+  std::chrono::seconds continue_max_age{300};
 };
 
 // The read API's routes. It must outlive the server it is attached to (stop the server first),
