@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <pthread.h>
-#include <set>
 
 namespace json = boost::json;
 
@@ -19,20 +18,26 @@ churn::~churn() {
   stop();
 }
 
-void churn::load_population() {
-  if (loaded_)
-    return;
-  loaded_ = true;
+void churn::read_pods() {
+  // Read first: a restore during the list is then seen at the next step.
+  restores_seen_ = store_.backups_restored();
+  pods_.clear();
   list_request request;
   request.gvr = pods_resource;
   auto listed = store_.list(request);
-  std::set<std::string> namespaces;
   if (listed) {
     for (const auto& item : listed->items) {
       const auto& meta = item.object->meta();
       pods_.push_back({std::string(meta.namespace_), std::string(meta.name)});
     }
   }
+}
+
+void churn::load_population() {
+  if (loaded_)
+    return;
+  loaded_ = true;
+  read_pods();
   target_population_ =
       options_.population != 0 ? options_.population : std::max<std::size_t>(pods_.size(), 1);
   // New pods need their namespaces; existing ones are left as they are.
@@ -67,6 +72,10 @@ churn::action churn::pick_action() {
 }
 
 void churn::step() {
+  // A restore from a backup brought back pods churn had deleted (and removed ones it created):
+  // without reading them again, they would never be deleted and the population would grow.
+  if (store_.backups_restored() != restores_seen_)
+    read_pods();
   action what = pick_action();
   bool ok = false;
   switch (what) {

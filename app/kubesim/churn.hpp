@@ -90,6 +90,8 @@ private:
   enum class action { create, remove, relabel, restatus, respec };
 
   void load_population();
+  // Reads the pods the storage holds now into pods_.
+  void read_pods();
   action pick_action();
   void step();
   bool create_pod();
@@ -103,6 +105,7 @@ private:
   std::vector<pod_ref> pods_; // touched by one thread at a time (the worker, or run_steps)
   std::size_t target_population_ = 0;
   bool loaded_ = false;
+  std::uint64_t restores_seen_ = 0; // the storage's backups_restored() when pods_ was read
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

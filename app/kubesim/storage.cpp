@@ -425,11 +425,15 @@ struct storage::impl final : watch_registry {
   std::uint64_t oldest = 0;
   std::deque<event_ptr> history;
   std::uint64_t next_watch_id = 1;
+  std::uint64_t backups_restored = 0;
   std::mt19937_64 random;
   fault_plan faults;
   // Shared so that a request can call it after unlocking while another thread replaces it.
   std::mutex observer_mutex;
   std::shared_ptr<const request_observer> observer;
+  // Held shared by every request while it calls the observer, so that observe_requests() can
+  // wait for the calls in flight: a test may destroy what its observer writes to once it returns.
+  std::shared_mutex observer_calls;
 
   std::shared_ptr<const request_observer> current_observer() {
     std::lock_guard lock(observer_mutex);
@@ -781,6 +785,7 @@ std::vector<object_version> storage::truth(const group_version_resource& gvr,
 }
 
 api_result<list_result> storage::list(const list_request& request) {
+  std::shared_lock calling(impl_->observer_calls);
   auto observer = impl_->current_observer();
   if (!observer)
     return list_unobserved(request);
@@ -1094,6 +1099,7 @@ std::shared_ptr<const std::string> bookmark_line(const resource_info& info, std:
 } // namespace
 
 api_result<watch_handle> storage::watch(const watch_request& request, watch_sink sink) {
+  std::shared_lock calling(impl_->observer_calls);
   auto observer = impl_->current_observer();
   if (!observer)
     return watch_unobserved(request, std::move(sink));
@@ -1247,9 +1253,15 @@ void storage::restore(const storage_backup& from, std::uint64_t jump) {
     state.objects = saved->second;
     ++state.writes; // page-rank hints from before are void
   }
+  ++impl_->backups_restored;
   impl_->revision += jump;
   impl_->history.clear();
   impl_->oldest = impl_->revision;
+}
+
+std::uint64_t storage::backups_restored() const {
+  std::shared_lock lock(impl_->mutex);
+  return impl_->backups_restored;
 }
 
 void storage::skip_revisions(std::uint64_t count) {
@@ -1296,8 +1308,12 @@ void storage::refuse_streaming_lists(bool refuse) {
 
 void storage::observe_requests(request_observer observer) {
   auto shared = observer ? std::make_shared<const request_observer>(std::move(observer)) : nullptr;
-  std::lock_guard lock(impl_->observer_mutex);
-  impl_->observer = std::move(shared);
+  {
+    std::lock_guard lock(impl_->observer_mutex);
+    impl_->observer = std::move(shared);
+  }
+  // Calls of the previous observer may still be running on the I/O threads: wait for them.
+  std::unique_lock drained(impl_->observer_calls);
 }
 
 } // namespace kinformer::sim

@@ -333,6 +333,9 @@ public:
   // older version and resourceVersion), the current resourceVersion jumps ahead by `jump`, and
   // history is reset. Open watches are unregistered as by restore(jump).
   void restore(const storage_backup& from, std::uint64_t jump = 1000000);
+  // How many restores from a backup there have been: a writer that tracks objects by name (the
+  // churn) reads them again when this changes, since the restore revived and removed some.
+  std::uint64_t backups_restored() const;
   // Advances the resourceVersion by `count` without a write, as writes to keys no watch sees
   // do in etcd: the next event's resourceVersion is `count` past the last, and history stays.
   void skip_revisions(std::uint64_t count);
@@ -359,7 +362,9 @@ public:
   void clear_faults();
 
   // --- Test tooling --------------------------------------------------------------------------
-  // Reports every list and watch from now on; an empty observer stops reporting.
+  // Reports every list and watch from now on; an empty observer stops reporting. On return the
+  // previous observer is neither running nor called again, so what it writes to may go. It must
+  // not call observe_requests() itself.
   void observe_requests(request_observer observer);
 
 private:

@@ -280,6 +280,29 @@ TEST_CASE("churn steps keep the population stable and every write reaches watche
   CHECK(max_generation > 1);
 }
 
+TEST_CASE("churn holds the population across restores from a backup") {
+  // A restore revives pods churn deleted since the backup and removes ones it created: churn
+  // must read the pods again, or the revived ones would never be deleted and the population
+  // would grow with every restore.
+  storage store;
+  object_generator generator(with_size(2500, 3));
+  REQUIRE(load_pods(store, generator, 100, 2).ok());
+  churn_options options;
+  options.namespaces = 2;
+  options.generator.seed = 5;
+  churn c(store, options);
+  for (int round = 0; round < 5; ++round) {
+    auto saved = store.backup();
+    c.run_steps(400);
+    store.restore(saved);
+    CHECK(store.backups_restored() == static_cast<std::uint64_t>(round + 1));
+  }
+  c.run_steps(400);
+  CHECK(store.truth(pods_resource).size() >= 99);
+  CHECK(store.truth(pods_resource).size() <= 101);
+  CHECK(store.truth(pods_resource).size() == c.population());
+}
+
 TEST_CASE("churn is deterministic from its seed") {
   auto run = [](std::uint64_t seed) {
     storage store;
