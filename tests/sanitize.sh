@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test suite under the sanitizers, in a build folder of its own:
 #   tests/sanitize.sh address   every test under ASan + UBSan (build-asan/)
+#   tests/sanitize.sh thread    the actor, store, cache and service tests under TSan (build-tsan/)
 # A sanitizer report fails the test that made it (halt_on_error), so ctest names it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: tests/sanitize.sh address}
+mode=${1:?usage: tests/sanitize.sh address|thread}
 jobs=$(nproc)
 
 # -O1 -g1: quick to build, fast enough to run, and reports still name files and lines.
@@ -21,8 +22,19 @@ address)
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$PWD/tests/ubsan.supp"
   ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900
   ;;
+thread)
+  build=build-tsan
+  cmake -S . -B "$build" "${common[@]}" -DKINFORMER_SANITIZE_THREAD=ON >/dev/null
+  # Only what these tests need: every actors_* and service_* test, and the programs the service
+  # tests start.
+  mapfile -t targets < <(grep -Eho 'kinformer_add_test\((actors|service)_[a-z0-9_]*' \
+    tests/actors/CMakeLists.txt tests/service/CMakeLists.txt | sed 's/.*(//')
+  cmake --build "$build" --target "${targets[@]}" kinformerd kinformer-subscribe
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
+  ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -R '^(actors|service)_'
+  ;;
 *)
-  echo "unknown mode $mode: address" >&2
+  echo "unknown mode $mode: address or thread" >&2
   exit 2
   ;;
 esac

@@ -108,12 +108,31 @@ private:
   std::future<void> released_future_;
 };
 
+// A shared_ptr that one thread replaces while another reads it. Not std::atomic<shared_ptr>:
+// libstdc++ 12 guards that with a lock bit ThreadSanitizer cannot see, so TSan reports a race.
+template <class T>
+class shared_slot {
+public:
+  void store(std::shared_ptr<T> p) {
+    std::lock_guard lock(mutex_);
+    ptr_ = std::move(p);
+  }
+  std::shared_ptr<T> load() const {
+    std::lock_guard lock(mutex_);
+    return ptr_;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<T> ptr_;
+};
+
 // One simulator (whose requests `log` records), one HTTP client, one actor system.
 struct fixture {
   request_log log{configmaps};
-  std::atomic<std::shared_ptr<request_gate>> gate_; // see hold_at()
+  shared_slot<request_gate> gate_; // see hold_at()
   // Called with every request, on the simulator's I/O thread (see on_each_request()).
-  std::atomic<std::shared_ptr<const std::function<void(const sim::request_record&)>>> hook_;
+  shared_slot<const std::function<void(const sim::request_record&)>> hook_;
   sim::simulator server;
   std::shared_ptr<api_client> client;
   caf::actor_system_config cfg;
