@@ -297,7 +297,13 @@ TEST_CASE("churn holds the population across restores from a backup") {
     store.restore(saved);
     CHECK(store.backups_restored() == static_cast<std::uint64_t>(round + 1));
   }
+  // Reading the pods again neither fails on an armed list fault nor uses it up.
+  store.fail_next_lists(1, 500);
+  store.restore(store.backup());
   c.run_steps(400);
+  list_request request;
+  request.gvr = pods_resource;
+  CHECK_FALSE(store.list(request).ok());
   CHECK(store.truth(pods_resource).size() >= 99);
   CHECK(store.truth(pods_resource).size() <= 101);
   CHECK(store.truth(pods_resource).size() == c.population());
