@@ -7,6 +7,7 @@
 
 #include "app/common/allocator_tuning.hpp"
 #include "app/common/client_flags.hpp"
+#include "app/common/heap_trimmer.hpp"
 #include "app/common/stop_signals.hpp"
 #include "app/kinformerd/config.hpp"
 #include "app/kinformerd/service.hpp"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   }
 
   stop_signals stop; // before any thread starts
+  heap_trimmer trimmer({});
 
   service::kinformerd daemon(std::move(config).value(), std::cerr);
   if (auto started = daemon.start(); !started) {

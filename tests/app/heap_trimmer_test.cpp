@@ -1,0 +1,64 @@
+// The heap trimmer: when trimming is worth it, and that a trim gives freed pages back.
+
+#include "app/common/heap_trimmer.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+using namespace kinformer;
+
+namespace {
+constexpr std::size_t MiB = std::size_t{1} << 20;
+}
+
+TEST_CASE("heap trimmer: trims only when the unused resident memory is large and a good share") {
+  const std::size_t slack = 64 * MiB;
+  CHECK_FALSE(worth_trimming({100 * MiB, 100 * MiB}, slack)); // nothing unused
+  CHECK_FALSE(worth_trimming({90 * MiB, 100 * MiB}, slack));  // less resident than in use
+  CHECK_FALSE(worth_trimming({150 * MiB, 100 * MiB}, slack)); // 50 MiB: under the slack
+  CHECK(worth_trimming({200 * MiB, 100 * MiB}, slack));       // 100 MiB unused
+  // 80 MiB unused is over the slack, but not a quarter of 1 GiB in use.
+  CHECK_FALSE(worth_trimming({1104 * MiB, 1024 * MiB}, slack));
+  CHECK(worth_trimming({1400 * MiB, 1024 * MiB}, slack));
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// The sanitizers bring their own allocators, which glibc's malloc_trim knows nothing of.
+TEST_CASE("heap trimmer: a trim returns the pages of chunks freed between live ones") {
+  // 96 MiB in 16 KiB chunks, written so that they are resident; then every other one freed.
+  // The freed chunks lie between live ones, so glibc cannot give them back by shrinking the heap.
+  constexpr std::size_t chunk = 16 * 1024;
+  constexpr std::size_t count = 96 * MiB / chunk;
+  std::vector<std::unique_ptr<char[]>> chunks;
+  chunks.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    chunks.emplace_back(new char[chunk]);
+    std::memset(chunks.back().get(), static_cast<int>(i), chunk);
+  }
+  const auto full = current_heap_usage();
+  CHECK(full.in_use_bytes >= 96 * MiB);
+  CHECK(full.resident_bytes >= 96 * MiB);
+  for (std::size_t i = 0; i < count; i += 2)
+    chunks[i].reset();
+  const auto freed = current_heap_usage();
+  CHECK(freed.in_use_bytes + 40 * MiB < full.in_use_bytes);
+  CHECK(freed.resident_bytes + 8 * MiB > full.resident_bytes); // still resident
+  CHECK(worth_trimming(freed, 16 * MiB));
+
+  CHECK(trim_heap());
+  const auto trimmed = current_heap_usage();
+  // Each freed 16 KiB chunk gives back its whole pages: at least 3 of its 4.
+  CHECK(trimmed.resident_bytes + 30 * MiB < freed.resident_bytes);
+  CHECK(trimmed.in_use_bytes == freed.in_use_bytes); // nothing live was touched
+}
+#endif
+
+TEST_CASE("heap trimmer: the thread stops when it is destroyed") {
+  // A long interval: destruction must wake the thread rather than wait it out (a trimmer that
+  // waited would hold this test until ctest's timeout).
+  heap_trimmer trimmer(heap_trimmer::options{std::chrono::hours(1)});
+  CHECK(trimmer.trims() == 0);
+}
