@@ -428,17 +428,11 @@ struct storage::impl final : watch_registry {
   std::uint64_t backups_restored = 0;
   std::mt19937_64 random;
   fault_plan faults;
-  // Shared so that a request can call it after unlocking while another thread replaces it.
-  std::mutex observer_mutex;
-  std::shared_ptr<const request_observer> observer;
-  // Held shared by every request while it calls the observer, so that observe_requests() can
-  // wait for the calls in flight: a test may destroy what its observer writes to once it returns.
+  // Held shared by every request while it calls the observer, and exclusively to replace it: so
+  // observe_requests() waits for the calls in flight (a test may destroy what its observer
+  // writes to once that returns).
   std::shared_mutex observer_calls;
-
-  std::shared_ptr<const request_observer> current_observer() {
-    std::lock_guard lock(observer_mutex);
-    return observer;
-  }
+  request_observer observer;
 
   void unregister_watch(std::uint64_t id) override {
     std::unique_lock lock(mutex);
@@ -786,8 +780,7 @@ std::vector<object_version> storage::truth(const group_version_resource& gvr,
 
 api_result<list_result> storage::list(const list_request& request) {
   std::shared_lock calling(impl_->observer_calls);
-  auto observer = impl_->current_observer();
-  if (!observer)
+  if (!impl_->observer)
     return list_unobserved(request);
   request_record record;
   record.kind = request_record::verb::list;
@@ -799,7 +792,7 @@ api_result<list_result> storage::list(const list_request& request) {
   record.received = std::chrono::steady_clock::now();
   auto result = list_unobserved(request);
   record.code = result ? 200 : result.failure().code;
-  (*observer)(record);
+  impl_->observer(record);
   return result;
 }
 
@@ -1100,8 +1093,7 @@ std::shared_ptr<const std::string> bookmark_line(const resource_info& info, std:
 
 api_result<watch_handle> storage::watch(const watch_request& request, watch_sink sink) {
   std::shared_lock calling(impl_->observer_calls);
-  auto observer = impl_->current_observer();
-  if (!observer)
+  if (!impl_->observer)
     return watch_unobserved(request, std::move(sink));
   request_record record;
   record.kind = request_record::verb::watch;
@@ -1111,7 +1103,7 @@ api_result<watch_handle> storage::watch(const watch_request& request, watch_sink
   record.received = std::chrono::steady_clock::now();
   auto result = watch_unobserved(request, std::move(sink));
   record.code = result ? 200 : result.failure().code;
-  (*observer)(record);
+  impl_->observer(record);
   return result;
 }
 
@@ -1307,13 +1299,9 @@ void storage::refuse_streaming_lists(bool refuse) {
 // Test tooling
 
 void storage::observe_requests(request_observer observer) {
-  auto shared = observer ? std::make_shared<const request_observer>(std::move(observer)) : nullptr;
-  {
-    std::lock_guard lock(impl_->observer_mutex);
-    impl_->observer = std::move(shared);
-  }
-  // Calls of the previous observer may still be running on the I/O threads: wait for them.
-  std::unique_lock drained(impl_->observer_calls);
+  // Waits for calls of the previous observer still running on the I/O threads.
+  std::unique_lock replacing(impl_->observer_calls);
+  impl_->observer = std::move(observer);
 }
 
 } // namespace kinformer::sim
