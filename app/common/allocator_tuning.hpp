@@ -4,9 +4,8 @@
 //
 // Measured (kinformer-watch, 50,000 pods, 176 MB of JSON): with glibc's defaults about half of
 // the I/O thread's time went to growing its heap (a thread arena grows one mprotect call at a
-// time, 40,000 calls) and to 4 KB page faults. One arena, grown 64 MB at a time and backed by
-// transparent huge pages where the kernel allows them (`madvise` mode), took the sync from 1.6
-// to 0.8-1.2 s of CPU.
+// time, 40,000 calls) and to 4 KB page faults. One arena, grown 64 MB at a time, took the sync
+// from 1.6 to 0.8-1.2 s of CPU.
 //
 // glibc reads these settings (GLIBC_TUNABLES) only at start-up, so the process re-executes
 // itself once with them set. A GLIBC_TUNABLES the user set is left alone, and
