@@ -149,15 +149,15 @@ void indexer::values_of(const index& idx, const object& obj, std::vector<std::st
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
-void indexer::insert(index& idx, std::string_view value, const std::string& key) {
+void indexer::insert(index& idx, std::string_view value, std::string_view key) {
   auto& values = idx.values.mutable_shard_for(value);
   auto it = values.find(value);
   if (it == values.end())
     it = values.emplace(std::string(value), std::make_shared<index_key_set>()).first;
-  ensure_exclusive(it->second).insert(key);
+  ensure_exclusive(it->second).emplace(key);
 }
 
-void indexer::erase(index& idx, std::string_view value, const std::string& key) {
+void indexer::erase(index& idx, std::string_view value, std::string_view key) {
   auto& values = idx.values.mutable_shard_for(value);
   auto it = values.find(value);
   if (it == values.end())

@@ -94,8 +94,8 @@ private:
   };
 
   void values_of(const index& idx, const object& obj, std::vector<std::string>& out) const;
-  void insert(index& idx, std::string_view value, const std::string& key);
-  void erase(index& idx, std::string_view value, const std::string& key);
+  void insert(index& idx, std::string_view value, std::string_view key);
+  void erase(index& idx, std::string_view value, std::string_view key);
 
   std::size_t shard_count_;
   std::shared_ptr<const std::vector<std::string>> names_;

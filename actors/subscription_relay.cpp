@@ -1,5 +1,7 @@
 #include "actors/subscription_relay.hpp"
 
+#include "actors/string_hash.hpp"
+
 #include <caf/all.hpp>
 
 #include <algorithm>
@@ -23,9 +25,9 @@ struct slot {
   // After a rebind, until the replacement's synced: its deltas are reconciled against `known`,
   // and `listed` collects the keys it reported.
   bool reconciling = false;
-  std::unordered_set<std::string> listed;
+  std::unordered_set<std::string, string_hash, std::equal_to<>> listed;
   // The last object delivered to the handler, per key: what the handler believes.
-  std::unordered_map<std::string, object_ptr> known;
+  std::unordered_map<std::string, object_ptr, string_hash, std::equal_to<>> known;
 };
 
 // A batch forwarded to the handler, not yet fully acknowledged by it.
@@ -85,12 +87,19 @@ void unsubscribe(slot& s) {
     caf::anon_send(s.informer, atoms::unsubscribe_atom::value, s.informer_id);
 }
 
+// Heterogeneous erase is C++23: find, then erase.
+template <class Container>
+void erase_key(Container& c, std::string_view key) {
+  if (auto it = c.find(key); it != c.end())
+    c.erase(it);
+}
+
 // Records `d` as what the handler now has.
 void remember(slot& s, const delta& d) {
   if (d.type == delta_type::deleted)
-    s.known.erase(d.object->key());
+    erase_key(s.known, d.object->key());
   else
-    s.known[d.object->key()] = d.object;
+    s.known.insert_or_assign(std::string(d.object->key()), d.object);
 }
 
 bool same_version(const object_ptr& a, const object_ptr& b) {
@@ -101,16 +110,16 @@ bool same_version(const object_ptr& a, const object_ptr& b) {
 // nothing for an object it already has at that version, `updated` from what it had for a
 // changed one, `added` for a new one.
 std::optional<delta> reconcile(slot& s, delta d, bool initial) {
-  const auto& key = d.object->key();
+  const std::string_view key = d.object->key();
   auto had = s.known.find(key);
   if (d.type == delta_type::deleted) {
-    s.listed.erase(key);
+    erase_key(s.listed, key);
     if (had == s.known.end())
       return std::nullopt; // the handler never saw it
     d.old_object = had->second;
     return d;
   }
-  s.listed.insert(key);
+  s.listed.emplace(key);
   if (had == s.known.end()) {
     d.type = delta_type::added;
     d.old_object = nullptr;

@@ -21,12 +21,57 @@ std::optional<std::string_view> find_in(const string_map_view& m, std::string_vi
   return std::nullopt;
 }
 
-// A copy of `text` followed by the padding object_scan needs.
-std::unique_ptr<char[]> padded_copy(std::string_view text) {
-  std::unique_ptr<char[]> out(new char[text.size() + scan_padding]);
-  std::memcpy(out.get(), text.data(), text.size());
-  std::memset(out.get() + text.size(), ' ', scan_padding);
-  return out;
+// Where allocate() put the tail, and the whole block's size.
+struct tail_report {
+  char* tail = nullptr;
+  std::size_t block_bytes = 0;
+};
+
+// Adds `tail_bytes` after what allocate_shared asks for, and reports where they begin. Those
+// bytes hold what the object points to, so the object, its control block and its text are one
+// allocation.
+template <class T>
+struct tail_allocator {
+  using value_type = T;
+
+  std::size_t tail_bytes;
+  tail_report* report; // filled by allocate(): read once, right after allocate_shared
+
+  tail_allocator(std::size_t bytes, tail_report* to) noexcept : tail_bytes(bytes), report(to) {}
+  template <class U>
+  tail_allocator(const tail_allocator<U>& other) noexcept
+      : tail_bytes(other.tail_bytes), report(other.report) {}
+
+  static std::size_t head_bytes(std::size_t n) {
+    constexpr std::size_t align = alignof(std::max_align_t);
+    return (n * sizeof(T) + align - 1) / align * align;
+  }
+  T* allocate(std::size_t n) {
+    char* block = static_cast<char*>(::operator new(head_bytes(n) + tail_bytes));
+    *report = {block + head_bytes(n), head_bytes(n) + tail_bytes};
+    return reinterpret_cast<T*>(block);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    ::operator delete(static_cast<void*>(p), head_bytes(n) + tail_bytes);
+  }
+  template <class U>
+  bool operator==(const tail_allocator<U>& other) const noexcept {
+    return tail_bytes == other.tail_bytes;
+  }
+};
+
+std::size_t decoded_size(const scanned_string& s) {
+  return !s.present ? 0 : s.escaped ? s.unescaped.size() : s.size;
+}
+
+// A thread's copy of `text` followed by the padding object_scan needs: scanned in place of the
+// caller's bytes, which may end anywhere.
+std::string_view padded_scratch(std::string_view text) {
+  thread_local std::string scratch;
+  scratch.resize(text.size() + scan_padding);
+  std::memcpy(scratch.data(), text.data(), text.size());
+  std::memset(scratch.data() + text.size(), ' ', scan_padding);
+  return {scratch.data(), text.size()};
 }
 
 // `{"kind":"Pod","apiVersion":"v1",` for an item that names no type (no comma for `{}`).
@@ -62,16 +107,38 @@ std::optional<std::string_view> object_meta::annotation(std::string_view key) co
   return find_in(annotations, key);
 }
 
+// What make() puts after the object, in this order (arrays first, for their alignment).
+struct object_tail {
+  using label = std::pair<std::string_view, std::string_view>;
+  std::size_t labels = 0, annotations = 0, owners = 0, key = 0, decoded = 0, text = 0;
+
+  object_tail(const object_scan& scan, std::size_t text_size)
+      : labels(scan.labels.size()), annotations(scan.annotations.size()),
+        owners(scan.owner_references.size()),
+        key(decoded_size(scan.namespace_) + 1 + decoded_size(scan.name)),
+        decoded(scan.escaped_bytes), text(text_size) {}
+
+  std::size_t labels_at() const { return 0; }
+  std::size_t annotations_at() const { return labels_at() + labels * sizeof(label); }
+  std::size_t owners_at() const { return annotations_at() + annotations * sizeof(label); }
+  std::size_t key_at() const { return owners_at() + owners * sizeof(owner_reference); }
+  std::size_t decoded_at() const { return key_at() + key; }
+  std::size_t text_at() const { return decoded_at() + decoded; }
+  std::size_t bytes() const { return text_at() + text + scan_padding; }
+};
+static_assert(alignof(owner_reference) <= alignof(object_tail::label));
+
 // Turns a scan of an object's text into the object: the scan's byte ranges become views into
-// the object's own copy of the text.
+// the object's own copy of the text, which the caller has written into the tail.
 struct object::builder {
   const object_scan& scan;
   object& obj;
+  char* tail;
   std::size_t shift = 0; // the scan's offset of the object's first byte
   // A type prefix put in place of the opening brace at `brace` moves what follows it.
   std::size_t brace = std::string_view::npos;
   std::size_t inserted = 0;
-  char* decoded_at = nullptr; // next free byte of obj.decoded_
+  char* decoded_at = nullptr; // next free byte for decoded escapes
 
   // Where a scanned offset is in the object's own text.
   std::size_t at(std::size_t scanned) const {
@@ -82,33 +149,38 @@ struct object::builder {
     if (!s.present)
       return {};
     if (!s.escaped)
-      return {obj.text_.get() + at(s.begin), s.size};
+      return {obj.text_ + at(s.begin), s.size};
     std::memcpy(decoded_at, s.unescaped.data(), s.unescaped.size());
     std::string_view out(decoded_at, s.unescaped.size());
     decoded_at += s.unescaped.size();
     return out;
   }
 
-  string_map_view map(const std::vector<std::pair<scanned_string, scanned_string>>& entries) {
-    string_map_view out;
-    out.reserve(entries.size());
+  string_map_view map(const std::vector<std::pair<scanned_string, scanned_string>>& entries,
+                      std::size_t offset) {
+    auto* out = reinterpret_cast<object_tail::label*>(tail + offset);
+    std::size_t n = 0;
     for (const auto& [k, v] : entries)
-      out.emplace_back(view(k), view(v));
-    // Sorted for lookups; a key given twice keeps its last value, as a JSON decoder would.
-    std::stable_sort(out.begin(), out.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    auto last = std::unique(out.rbegin(), out.rend(),
-                            [](const auto& a, const auto& b) { return a.first == b.first; });
-    out.erase(out.begin(), last.base());
-    out.shrink_to_fit();
-    return out;
+      new (out + n++) object_tail::label(view(k), view(v));
+    // Sorted for lookups; a key given twice keeps its last value, as a JSON decoder would. Short
+    // maps (nearly all) by insertion: stable and in place, where std::stable_sort allocates.
+    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    if (n > 32) {
+      std::stable_sort(out, out + n, by_key);
+    } else {
+      for (std::size_t i = 1; i < n; ++i)
+        for (std::size_t j = i; j > 0 && by_key(out[j], out[j - 1]); --j)
+          std::swap(out[j], out[j - 1]);
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (i + 1 == n || out[i + 1].first != out[i].first)
+        out[kept++] = out[i];
+    return {out, kept};
   }
 
-  void build() {
-    if (scan.escaped_bytes != 0) {
-      obj.decoded_.reset(new char[scan.escaped_bytes]);
-      decoded_at = obj.decoded_.get();
-    }
+  void build(const object_tail& layout) {
+    decoded_at = tail + layout.decoded_at();
     if (scan.metadata.present) {
       obj.metadata_begin_ = static_cast<std::uint32_t>(at(scan.metadata.begin));
       obj.metadata_end_ = static_cast<std::uint32_t>(at(scan.metadata.end));
@@ -122,16 +194,55 @@ struct object::builder {
     m.resource_version = view(scan.resource_version);
     m.deletion_timestamp = view(scan.deletion_timestamp);
     m.generation = scan.generation;
-    m.labels = map(scan.labels);
-    m.annotations = map(scan.annotations);
-    m.owner_references.reserve(scan.owner_references.size());
-    for (const auto& r : scan.owner_references)
-      m.owner_references.push_back(owner_reference{view(r.api_version), view(r.kind), view(r.name),
-                                                   view(r.uid), r.controller,
-                                                   r.block_owner_deletion});
-    obj.key_ = make_object_key(m.namespace_, m.name);
+    m.labels = map(scan.labels, layout.labels_at());
+    m.annotations = map(scan.annotations, layout.annotations_at());
+    auto* owners = reinterpret_cast<owner_reference*>(tail + layout.owners_at());
+    for (std::size_t i = 0; i < scan.owner_references.size(); ++i) {
+      const auto& r = scan.owner_references[i];
+      new (owners + i) owner_reference{view(r.api_version), view(r.kind), view(r.name),
+                                       view(r.uid),         r.controller, r.block_owner_deletion};
+    }
+    m.owner_references = {owners, scan.owner_references.size()};
+    // "namespace/name", or "name" when cluster-scoped (make_object_key's form).
+    char* key = tail + layout.key_at();
+    std::size_t key_size = 0;
+    if (!m.namespace_.empty()) {
+      std::memcpy(key, m.namespace_.data(), m.namespace_.size());
+      key_size = m.namespace_.size();
+      key[key_size++] = '/';
+    }
+    std::memcpy(key + key_size, m.name.data(), m.name.size());
+    obj.key_ = {key, key_size + m.name.size()};
   }
 };
+
+std::shared_ptr<object> object::make(const object_scan& scan, std::string_view text,
+                                     std::size_t shift, std::string_view type_prefix) {
+  const std::size_t inserted = type_prefix.empty() ? 0 : type_prefix.size() - 1;
+  const object_tail layout(scan, text.size() + inserted);
+  tail_report report;
+  auto obj = std::allocate_shared<object>(tail_allocator<object>(layout.bytes(), &report),
+                                          construct_tag{});
+  char* tail = report.tail;
+  char* out = tail + layout.text_at();
+  if (type_prefix.empty()) {
+    std::memcpy(out, text.data(), text.size());
+  } else {
+    const std::size_t brace = scan.object.begin - shift;
+    std::memcpy(out, text.data(), brace);
+    std::memcpy(out + brace, type_prefix.data(), type_prefix.size());
+    std::memcpy(out + brace + type_prefix.size(), text.data() + brace + 1, text.size() - brace - 1);
+  }
+  std::memset(out + layout.text, ' ', scan_padding);
+  obj->text_ = out;
+  obj->size_ = layout.text;
+  obj->block_bytes_ = report.block_bytes;
+  builder{
+      scan,    *obj, tail, shift, type_prefix.empty() ? std::string_view::npos : scan.object.begin,
+      inserted}
+      .build(layout);
+  return obj;
+}
 
 object::~object() = default;
 
@@ -161,10 +272,7 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
   }
 
   thread_local object_scan scan;
-  auto obj = std::shared_ptr<object>(new object());
-  obj->text_ = padded_copy(json_text);
-  obj->size_ = json_text.size();
-  auto scanned = scan_object(obj->json_text(), scan);
+  auto scanned = scan_object(padded_scratch(json_text), scan);
   if (!scanned)
     return std::move(scanned).err();
   if (needs_type(scan, fill_type) && (scan.type_members || needs_escape(*fill_type))) {
@@ -173,18 +281,11 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
     return parse(json_text, &keep_as_is, fill_type);
   }
   if (needs_type(scan, fill_type)) {
-    // The type goes in place of the opening brace: the text is copied once more and every range
-    // moves by the prefix; nothing is scanned again.
-    const std::string prefix = type_prefix(*fill_type, scan.has_members);
-    const std::size_t brace = scan.object.begin;
-    std::string filled;
-    filled.reserve(json_text.size() + prefix.size());
-    filled.append(json_text.substr(0, brace)).append(prefix).append(json_text.substr(brace + 1));
-    obj->text_ = padded_copy(filled);
-    obj->size_ = filled.size();
-    builder{scan, *obj, 0, brace, prefix.size() - 1}.build();
+    // The type goes in place of the opening brace as the text is copied: every range moves by
+    // the prefix; nothing is scanned again.
+    auto obj = make(scan, json_text, 0, type_prefix(*fill_type, scan.has_members));
     // kind and apiVersion are the prefix's strings: `{"kind":"Pod","apiVersion":"v1"`.
-    const char* base = obj->text_.get() + brace;
+    const char* base = obj->text_ + scan.object.begin;
     const std::size_t kind_at = std::string_view(R"({"kind":")").size();
     const std::size_t version_at =
         kind_at + fill_type->kind.size() + std::string_view(R"(","apiVersion":")").size();
@@ -192,18 +293,13 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
     obj->api_version_ = std::string_view(base + version_at, fill_type->api_version.size());
     return object_ptr(std::move(obj));
   }
-  builder{scan, *obj}.build();
-  return object_ptr(std::move(obj));
+  return object_ptr(make(scan, json_text, 0));
 }
 
 result<object_ptr> object::from_scan(std::string_view buffer, const object_scan& scan) {
   const std::string_view text =
       buffer.substr(scan.object.begin, scan.object.end - scan.object.begin);
-  auto obj = std::shared_ptr<object>(new object());
-  obj->text_ = padded_copy(text);
-  obj->size_ = text.size();
-  builder{scan, *obj, scan.object.begin}.build();
-  return object_ptr(std::move(obj));
+  return object_ptr(make(scan, text, scan.object.begin));
 }
 
 result<object_ptr> object::from_json(const json::value& value, const object_transform* transform) {
@@ -223,18 +319,14 @@ json::value object::tree() const {
 }
 
 std::size_t object::heap_bytes() const noexcept {
-  std::size_t n = sizeof(object) + size_ + scan_padding + key_.capacity();
-  n += (meta_.labels.capacity() + meta_.annotations.capacity()) *
-       sizeof(string_map_view::value_type);
-  n += meta_.owner_references.capacity() * sizeof(owner_reference);
-  return n;
+  return block_bytes_;
 }
 
 object_ptr object::to_partial_metadata() const {
   std::string text = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
   // The metadata's own text is copied as it is.
   if (metadata_end_ > metadata_begin_)
-    text.append(text_.get() + metadata_begin_, metadata_end_ - metadata_begin_);
+    text.append(text_ + metadata_begin_, metadata_end_ - metadata_begin_);
   else
     text += "{}";
   text += "}";
@@ -247,7 +339,7 @@ std::optional<std::string> object::field(std::string_view dotted_path) const {
     return std::string(meta_.name);
   if (dotted_path == "metadata.namespace")
     return std::string(meta_.namespace_);
-  return scan_field({text_.get(), size_}, dotted_path);
+  return scan_field({text_, size_}, dotted_path);
 }
 
 std::optional<std::string> field_value(const object& obj, std::string_view dotted_path) {

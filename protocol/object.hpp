@@ -17,10 +17,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace kinformer {
 
@@ -29,7 +29,7 @@ struct object_scan;
 using object_ptr = std::shared_ptr<const object>;
 
 // Labels and annotations as views into the object's JSON, sorted by key.
-using string_map_view = std::vector<std::pair<std::string_view, std::string_view>>;
+using string_map_view = std::span<const std::pair<std::string_view, std::string_view>>;
 
 struct owner_reference {
   std::string_view api_version;
@@ -50,7 +50,7 @@ struct object_meta {
   std::string_view deletion_timestamp; // empty unless the object is being deleted
   string_map_view labels;
   string_map_view annotations;
-  std::vector<owner_reference> owner_references;
+  std::span<const owner_reference> owner_references;
 
   // The label value for `key`, if present.
   std::optional<std::string_view> label(std::string_view key) const;
@@ -91,19 +91,20 @@ public:
   ~object();
 
   // The object's JSON text: what was received (or what a transform made), byte for byte.
-  std::string_view json_text() const noexcept { return {text_.get(), size_}; }
+  std::string_view json_text() const noexcept { return {text_, size_}; }
   // A parsed tree of the text, owned by the caller (default allocator). Costs a parse on every
   // call and about three times the text in memory while the caller keeps it.
   boost::json::value tree() const;
   const object_meta& meta() const noexcept { return meta_; }
   // "namespace/name", or "name" when cluster-scoped.
-  const std::string& key() const noexcept { return key_; }
+  std::string_view key() const noexcept { return key_; }
   std::string_view kind() const noexcept { return kind_; }
   std::string_view api_version() const noexcept { return api_version_; }
 
   // The JSON text as a string (a copy of json_text()).
   std::string to_json() const { return std::string(json_text()); }
-  // Heap bytes held by this object: for memory accounting.
+  // Heap bytes held by this object, all in one block (its control block, the object, its text
+  // and metadata): for memory accounting.
   std::size_t heap_bytes() const noexcept;
 
   // A metadata-only projection of this object as PartialObjectMetadata
@@ -117,14 +118,27 @@ public:
 
 private:
   struct builder;
-  object() = default;
+  struct construct_tag {
+    explicit construct_tag() = default;
+  };
 
-  std::unique_ptr<char[]> text_; // the JSON text, followed by scan_padding bytes
+public:
+  explicit object(construct_tag) noexcept {} // for make(): objects are made by the functions above
+
+private:
+  // The object, its control block and everything it points to, in one allocation. `text` is what
+  // `scan` scanned, at offset `shift` of its buffer; a `type_prefix` replaces its opening brace.
+  static std::shared_ptr<object> make(const object_scan& scan, std::string_view text,
+                                      std::size_t shift, std::string_view type_prefix = {});
+
+  // Every view below points into the allocation make() made after this object: the metadata
+  // arrays, the key, decoded escapes, then the text and its scan_padding.
+  const char* text_ = nullptr;
   std::size_t size_ = 0;
-  std::unique_ptr<char[]> decoded_; // metadata strings that had escapes in the text, decoded
+  std::size_t block_bytes_ = 0; // the control block, this object and the tail
   std::uint32_t metadata_begin_ = 0, metadata_end_ = 0; // the text of "metadata"; empty: none
   object_meta meta_;
-  std::string key_;
+  std::string_view key_;
   std::string_view kind_;
   std::string_view api_version_;
 };

@@ -9,7 +9,7 @@ namespace {
 status_result invalid(const object& obj, const std::string& what) {
   std::string who(obj.kind().empty() ? std::string_view("object") : obj.kind());
   if (!obj.meta().name.empty() && obj.meta().name.size() <= max_name_bytes)
-    who += " \"" + obj.key() + "\"";
+    who.append(" \"").append(obj.key()).append("\"");
   return make_error(errc::invalid_object, who + ": " + what);
 }
 

@@ -243,7 +243,7 @@ void accept(webhook_pointer self, subscription_id id, const delta_batch& deltas)
   auto now = std::chrono::steady_clock::now();
   for (const auto& d : deltas) {
     ++st.counters->received;
-    auto key = std::to_string(target) + '\n' + d.object->key();
+    auto key = (std::to_string(target) + '\n').append(d.object->key());
     auto latest = st.latest.find(key);
     if (latest != st.latest.end()) {
       auto& pending = st.queue[latest->second - st.head];

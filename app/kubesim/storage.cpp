@@ -513,7 +513,7 @@ struct storage::impl final : watch_registry {
       return frozen;
     stored_object stored = std::move(frozen.value());
     revision = rv;
-    const std::string& key = stored.object->key();
+    const std::string key(stored.object->key());
     if (type == event_type::deleted)
       state.objects.erase(key);
     else

@@ -64,7 +64,7 @@ field_selector fields(std::string_view text) {
 std::multiset<std::string> keys_of(const object_list& objects) {
   std::multiset<std::string> out;
   for (const auto& obj : objects)
-    out.insert(obj->key());
+    out.insert(std::string(obj->key()));
   return out;
 }
 
@@ -187,7 +187,7 @@ std::map<std::string, int> adds_per_key(const std::vector<delta>& deltas) {
   std::map<std::string, int> out;
   for (const auto& d : deltas)
     if (d.type == delta_type::added)
-      ++out[d.object->key()];
+      ++out[std::string(d.object->key())];
   return out;
 }
 
@@ -528,7 +528,7 @@ TEST_CASE("a killed informer is restarted: subscriptions and reads converge, ind
   auto after = f.list(config_maps());
   REQUIRE(after.ok());
   for (const auto& obj : *after)
-    listed[obj->key()] = std::string(obj->meta().resource_version);
+    listed[std::string(obj->key())] = std::string(obj->meta().resource_version);
   CHECK(listed == f.truth());
 
   list_options blue;

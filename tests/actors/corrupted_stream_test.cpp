@@ -104,7 +104,7 @@ TEST_CASE_METHOD(fixture, "an informer behind a proxy that damages the server's 
   auto snapshot = ask<store_snapshot>(*system, inf, atoms::snapshot_atom::value);
   std::map<std::string, std::string> stored;
   for (const auto& obj : snapshot.list())
-    stored[obj->key()] = std::string(obj->json_text());
+    stored[std::string(obj->key())] = std::string(obj->json_text());
   CHECK(stored == truth());
 
   CHECK(proxy.connections() > 6);

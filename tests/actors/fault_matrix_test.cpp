@@ -179,7 +179,7 @@ public:
         .receive(
             [&](const store_snapshot& snapshot) {
               for (const auto& obj : snapshot.list())
-                out[obj->key()] = std::string(obj->meta().resource_version);
+                out[std::string(obj->key())] = std::string(obj->meta().resource_version);
             },
             [&](caf::error& err) { FAIL(system->render(err)); });
     return out;

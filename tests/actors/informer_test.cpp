@@ -274,7 +274,7 @@ void converges_under(fixture& f, const std::function<void()>& fault, informer_co
   auto snapshot = request<store_snapshot>(*f.system, inf, atoms::snapshot_atom::value);
   std::map<std::string, std::string> stored;
   for (auto& obj : snapshot.list())
-    stored[obj->key()] = std::string(obj->meta().resource_version);
+    stored[std::string(obj->key())] = std::string(obj->meta().resource_version);
   CHECK(stored == f.truth());
 }
 

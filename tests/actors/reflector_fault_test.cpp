@@ -249,7 +249,7 @@ void check_store_matches(fixture& f, const informer_actor& inf) {
   auto snapshot = request<store_snapshot>(*f.system, inf, atoms::snapshot_atom::value);
   std::map<std::string, std::string> stored;
   for (auto& obj : snapshot.list())
-    stored[obj->key()] = std::string(obj->meta().resource_version);
+    stored[std::string(obj->key())] = std::string(obj->meta().resource_version);
   CHECK(stored == f.truth());
 }
 
@@ -849,7 +849,7 @@ TEST_CASE("a blocked handler counts every creation and every deletion once unblo
     if (blocking.load())
       unblocked.wait();
     std::lock_guard lock(mutex);
-    auto key = d.object->key();
+    std::string key(d.object->key());
     if (d.type == delta_type::added && !d.initial_list)
       ++adds[key];
     if (d.type == delta_type::deleted) {

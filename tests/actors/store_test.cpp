@@ -18,7 +18,7 @@ namespace {
 std::vector<std::string> keys_of(std::vector<object_ptr> objects) {
   std::vector<std::string> keys;
   for (const auto& obj : objects)
-    keys.push_back(obj->key());
+    keys.push_back(std::string(obj->key()));
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -236,7 +236,7 @@ TEST_CASE("writes after many snapshots stay correct, and each snapshot stays as 
     auto listed = snap.list();
     REQUIRE(listed.size() == expected.size());
     for (const auto& obj : listed)
-      CHECK(expected.at(obj->key()) == obj);
+      CHECK(expected.at(std::string(obj->key())) == obj);
     for (int n = 0; n < 3; ++n) {
       std::string ns = "ns" + std::to_string(n);
       std::size_t in_ns = std::count_if(expected.begin(), expected.end(), [&](const auto& kv) {

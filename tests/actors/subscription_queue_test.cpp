@@ -259,7 +259,7 @@ TEST_CASE("a slow handler converges to the store's state, each step valid for wh
   int version = 1;
 
   auto deliver = [&](const delta& d) {
-    auto key = d.object->key();
+    std::string key(d.object->key());
     auto it = handler_view.find(key);
     switch (d.type) {
     case delta_type::added:
@@ -321,7 +321,7 @@ TEST_CASE("a slow handler converges to the store's state, each step valid for wh
   auto stored = s.list();
   REQUIRE(handler_view.size() == stored.size());
   for (const auto& obj : stored)
-    CHECK(handler_view.at(obj->key()) == obj);
+    CHECK(handler_view.at(std::string(obj->key())) == obj);
   auto stats = q.stats();
   CHECK(stats.coalesced > 0);
   CHECK(stats.high_water >= 8);

@@ -147,7 +147,7 @@ std::vector<std::string> duplicate_adds(const std::vector<delta>& deltas) {
   std::set<std::string> present;
   std::vector<std::string> out;
   for (auto& d : deltas) {
-    auto key = d.object->key();
+    std::string key(d.object->key());
     if (d.type == delta_type::added && !present.insert(key).second)
       out.push_back(key);
     else if (d.type == delta_type::deleted)
@@ -254,7 +254,7 @@ TEST_CASE("after an informer is replaced, the relay reconciles without duplicate
   CHECK(rec.out_of_order().empty());
   std::map<std::string, std::vector<delta>> by_key;
   for (auto& d : after)
-    by_key[d.object->key()].push_back(d);
+    by_key[std::string(d.object->key())].push_back(d);
 
   REQUIRE(by_key["a/cm-1"].size() == 1);
   const auto& changed = by_key["a/cm-1"][0];

@@ -3,7 +3,14 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 using namespace kinformer;
+
+// Labels as a comparable list (object_meta holds a view into the object).
+using label_list = std::vector<std::pair<std::string_view, std::string_view>>;
 
 namespace {
 const char* pod_json = R"({
@@ -168,11 +175,12 @@ TEST_CASE("a key given twice keeps its last value, whole, as Boost.JSON's tree h
   CHECK(m.name == "y");
   CHECK(m.generation == 0);
   CHECK(m.owner_references.empty());
-  CHECK(m.labels == string_map_view{{"c", "3"}});
+  CHECK(label_list(m.labels.begin(), m.labels.end()) == label_list{{"c", "3"}});
   auto c = object::parse(R"({"metadata":{"name":"x","name":null,"labels":{"a":"1","a":"2"}}})");
   REQUIRE(c.ok());
   CHECK((*c)->meta().name.empty());
-  CHECK((*c)->meta().labels == string_map_view{{"a", "2"}});
+  const auto& c_labels = (*c)->meta().labels;
+  CHECK(label_list(c_labels.begin(), c_labels.end()) == label_list{{"a", "2"}});
 }
 
 TEST_CASE("list items that name no type get the list's") {
@@ -195,4 +203,46 @@ TEST_CASE("list items that name no type get the list's") {
   auto empty = object::parse("{}", nullptr, &pod);
   REQUIRE(empty.ok());
   CHECK((*empty)->json_text() == R"({"kind":"Pod","apiVersion":"v1"})");
+}
+
+TEST_CASE("labels are sorted with the last of a repeated key kept, short maps and long alike") {
+  for (int count : {3, 32, 33, 200}) {
+    std::string text = R"({"metadata":{"name":"x","labels":{)";
+    for (int i = count - 1; i >= 0; --i)
+      text += "\"k" + std::to_string(1000 + i) + "\":\"first\",";
+    text += R"("k1000":"last"}}})";
+    auto obj = object::parse(text);
+    REQUIRE(obj.ok());
+    const auto& labels = (*obj)->meta().labels;
+    REQUIRE(labels.size() == static_cast<std::size_t>(count));
+    CHECK(std::is_sorted(labels.begin(), labels.end()));
+    CHECK((*obj)->meta().label("k1000") == "last");
+    CHECK((*obj)->meta().label(std::to_string(count - 1 + 1000).insert(0, "k")) == "first");
+  }
+}
+
+TEST_CASE("a filled-in type, escapes and owner references share the object's one allocation") {
+  item_type pod{"Pod", "v1"};
+  auto obj = object::parse(R"({"metadata":{"name":"a\u0062","namespace":"n\u0073",)"
+                           R"("labels":{"l":"v\u0031"},"ownerReferences":[{"kind":"R",)"
+                           R"("name":"o","uid":"u","controller":true}]}})",
+                           nullptr, &pod);
+  REQUIRE(obj.ok());
+  CHECK((*obj)->kind() == "Pod");
+  CHECK((*obj)->key() == "ns/ab");
+  CHECK((*obj)->meta().label("l") == "v1");
+  REQUIRE((*obj)->meta().owner_references.size() == 1);
+  const owner_reference& owner = (*obj)->meta().owner_references[0];
+  CHECK(owner.kind == "R");
+  CHECK(owner.name == "o");
+  CHECK(owner.controller);
+  // One block: every view lies within heap_bytes() of the object.
+  const char* begin = reinterpret_cast<const char*>(obj->get());
+  auto inside = [&](std::string_view v) {
+    return v.data() >= begin && v.data() + v.size() <= begin + (*obj)->heap_bytes();
+  };
+  CHECK(inside((*obj)->key()));
+  CHECK(inside((*obj)->json_text()));
+  CHECK(inside(owner.name));
+  CHECK(inside((*obj)->meta().labels[0].second));
 }

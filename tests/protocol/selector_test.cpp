@@ -5,14 +5,16 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace kinformer;
 
 namespace {
 
 // Labels sorted by key, as object_meta holds them.
-string_map_view labels(std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
-  string_map_view out(kv.begin(), kv.end());
+std::vector<std::pair<std::string_view, std::string_view>>
+labels(std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
+  std::vector<std::pair<std::string_view, std::string_view>> out(kv.begin(), kv.end());
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -19,7 +19,7 @@ public:
   void record(const delta& d) {
     std::lock_guard lock(mutex_);
     deltas_.push_back(d);
-    auto key = d.object->key();
+    std::string key(d.object->key());
     auto rv = std::string(d.object->meta().resource_version);
     // Every delivered version of one key must be newer than the last (order per object).
     auto last = last_version_.find(key);

@@ -36,7 +36,7 @@ outcome decode(const Chunks& chunks) {
   out.continue_token = page->continue_token;
   for (const auto& item : items) {
     require(item != nullptr, "a null item");
-    out.items.push_back(item->key());
+    out.items.push_back(std::string(item->key()));
     out.items.emplace_back(item->json_text());
   }
   return out;
