@@ -14,6 +14,10 @@ usage: tests/bench/side_by_side/run.sh [options]
   --build DIR      C++ build dir holding app/kubesim and app/kinformer-watch (build)
   --pods N         pods kubesim preloads, spread over 50 namespaces (100000)
   --rounds R       rounds; each runs kinformer, then client-node (2)
+  --warmup W       untimed sync-only runs of each client before round 1 (1): on a VM the first
+                   process to touch fresh guest memory pays the host for it (kinformer's first
+                   sync after kubesim started: 1.5 s, later ones 0.6 s), and neither client
+                   should be measured paying it
   --events E       watch events timed per client run; 0 = sync only (200000)
   --results DIR    where side_by_side.md, .json and .png go (tests/bench/results)
   --burst B        churn written in bursts of at most B, with at most 2B unread by the client,
@@ -43,6 +47,7 @@ build="$repo/build"
 pods=100000
 namespaces=50
 rounds=2
+warmup=1
 events=200000
 results="$repo/tests/bench/results"
 burst=40000
@@ -65,6 +70,7 @@ while (($#)); do
     --results) need_value "$@"; results=$(absolute "$2"); shift 2 ;;
     --pods) need_value "$@"; number "$1" "$2"; pods=$2; shift 2 ;;
     --rounds) need_value "$@"; number "$1" "$2"; rounds=$2; shift 2 ;;
+    --warmup) need_value "$@"; number "$1" "$2"; warmup=$2; shift 2 ;;
     --events) need_value "$@"; number "$1" "$2"; events=$2; shift 2 ;;
     --burst) need_value "$@"; number "$1" "$2"; burst=$2; shift 2 ;;
     --idle) need_value "$@"; number "$1" "$2"; idle=$2; shift 2 ;;
@@ -282,9 +288,12 @@ drive_churn() { # PID PROGRESS TAG ERRFILE
     >"$work/$tag.churn.json"
 }
 
+# A warm-up run (ROUND is warmup-N) syncs only and is not reported.
 run_client() { # CLIENT ROUND
   local client=$1 round=$2 tag="$1-$2"
   local progress="$work/$tag.progress" out="$work/$tag.json" err="$work/$tag.err" pid rc expect
+  local events=$events
+  [[ $round == warmup-* ]] && events=0
   churn_idle || die "kubesim's churn is still running before $tag"
   expect=$(pod_count)
   log "round $round: $client (expects $expect pods, then $events events)"
@@ -332,6 +341,10 @@ run_client() { # CLIENT ROUND
   [[ $rc == 0 || $rc == 4 ]] || die "$tag failed (exit $rc)" "$err"
   [[ -s $out ]] || die "$tag printed no result" "$err"
   ((rc == 0)) || log "$tag: fewer events than $events arrived; see the report"
+  if [[ $round == warmup-* ]]; then
+    sleep 1
+    return
+  fi
   printf '%s\t%s\t%s\t%s\t%s\n' "$client" "$round" "$out" \
     "$([[ -f $work/$tag.churn.json ]] && echo "$work/$tag.churn.json" || echo -)" "$rc" >>"$work/runs.tsv"
   cp "$err" "$work/$tag.log" 2>/dev/null || true
@@ -339,6 +352,10 @@ run_client() { # CLIENT ROUND
 }
 
 : >"$work/runs.tsv"
+for ((round = 1; round <= warmup; ++round)); do
+  run_client kinformer "warmup-$round"
+  run_client client-node "warmup-$round"
+done
 for ((round = 1; round <= rounds; ++round)); do
   run_client kinformer "$round"
   run_client client-node "$round"
@@ -492,7 +509,7 @@ fi
 mkdir -p "$results"
 node "$here/report.mjs" --runs "$work/runs.tsv" ${read_api_args[@]+"${read_api_args[@]}"} \
   ${informer_bench_args[@]+"${informer_bench_args[@]}"} --results "$results" --work "$work" --repo "$repo" \
-  --pods "$pods" --namespaces "$namespaces" --events "$events" --burst "$burst" --rounds "$rounds" \
+  --pods "$pods" --namespaces "$namespaces" --events "$events" --burst "$burst" --rounds "$rounds" --warmup "$warmup" \
   --list "$list_mode" --churn "$churn_mode" --command "$command_line"
 if ((have_gnuplot)); then
   gnuplot "$work/side_by_side.gp" 2>"$work/gnuplot.err" || die "gnuplot failed" "$work/gnuplot.err"
