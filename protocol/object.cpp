@@ -211,7 +211,8 @@ struct object::builder {
       key_size = m.namespace_.size();
       key[key_size++] = '/';
     }
-    std::memcpy(key + key_size, m.name.data(), m.name.size());
+    if (!m.name.empty()) // an absent name is a null view: memcpy must not see it
+      std::memcpy(key + key_size, m.name.data(), m.name.size());
     obj.key_ = {key, key_size + m.name.size()};
   }
 };
