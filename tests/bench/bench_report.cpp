@@ -48,6 +48,9 @@ void print_table(std::ostream& out, const bench_results& r) {
   row(out, "Boost.JSON limit, same items", "%.1f MB/s (%zu docs, best of %d passes)",
       r.list_limit.megabytes_per_second(), r.list_limit.documents, r.list_limit.passes);
   row(out, "informer / limit", "%.1f %%", 100 * r.sync_share_of_limit());
+  row(out, "informer CPU during sync", "%.3f s, %.1f MB of list items per CPU second",
+      r.sync_cpu.client_seconds, r.sync_cpu_megabytes_per_second());
+  row(out, "informer per CPU second / limit", "%.1f %%", 100 * r.sync_cpu_share_of_limit());
 
   out << (s.drain_bursts ? "\nwatch events (bursts of max-lag writes held back by the server; "
                            "rates count only release -> last delta)\n"
@@ -137,6 +140,9 @@ std::string json_line(const bench_results& r) {
   o["sync_mb_per_second"] = r.sync_megabytes_per_second();
   o["sync_limit_mb_per_second"] = r.list_limit.megabytes_per_second();
   o["sync_share_of_limit"] = r.sync_share_of_limit();
+  o["sync_cpu_seconds"] = r.sync_cpu.client_seconds;
+  o["sync_cpu_mb_per_second"] = r.sync_cpu_megabytes_per_second();
+  o["sync_cpu_share_of_limit"] = r.sync_cpu_share_of_limit();
   o["updates_written"] = r.updates_written;
   o["deltas_delivered"] = r.deltas_delivered;
   o["event_bytes"] = r.event_bytes;

@@ -39,6 +39,7 @@ struct bench_results {
   std::size_t list_items = 0;
   std::uint64_t list_bytes = 0; // the items' JSON as the server sends them
   double sync_seconds = 0;
+  cpu_split sync_cpu; // the informer's threads, spawn to synced (the simulator's left out)
 
   // Events: from the first write to the last delta received.
   std::uint64_t updates_written = 0;
@@ -114,6 +115,14 @@ struct bench_results {
   }
   double sync_share_of_limit() const {
     return share(sync_megabytes_per_second(), list_limit.megabytes_per_second());
+  }
+  // List items per second of the informer's own CPU: what ingest costs, against what parsing
+  // alone costs (Boost.JSON's limit runs on one thread, so its rate is per CPU second too).
+  double sync_cpu_megabytes_per_second() const {
+    return rate(list_bytes, sync_cpu.client_seconds) / 1e6;
+  }
+  double sync_cpu_share_of_limit() const {
+    return share(sync_cpu_megabytes_per_second(), list_limit.megabytes_per_second());
   }
   double event_share_of_limit() const {
     return share(event_megabytes_per_second(), event_limit.megabytes_per_second());

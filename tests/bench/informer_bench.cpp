@@ -356,12 +356,14 @@ void bench_run::sync() {
 
   progress("syncing the informer");
   auto sync_started = clock_type::now();
+  auto sync_cpu_before = sample_thread_cpu();
   informer_ = spawn_informer(*system_, client, config);
   handlers_.push_back(spawn_handler(*system_, informer_, callbacks_for(synced_handlers_, true),
                                     subscription("bench")));
   if (!synced_handlers_.wait_for_count(1, timeout_))
     fail_with_stats("no sync within " + std::to_string(timeout_.count()) + " s");
   results_.sync_seconds = seconds_since(sync_started);
+  results_.sync_cpu = sample_thread_cpu() - sync_cpu_before;
   release_free_heap();
   results_.rss_after_sync = current_rss_bytes();
 
