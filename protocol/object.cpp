@@ -124,7 +124,7 @@ struct object_tail {
   std::size_t key_at() const { return owners_at() + owners * sizeof(owner_reference); }
   std::size_t decoded_at() const { return key_at() + key; }
   std::size_t text_at() const { return decoded_at() + decoded; }
-  std::size_t bytes() const { return text_at() + text + scan_padding; }
+  std::size_t bytes() const { return text_at() + text; }
 };
 static_assert(alignof(owner_reference) <= alignof(object_tail::label));
 
@@ -234,7 +234,6 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
     std::memcpy(out + brace, type_prefix.data(), type_prefix.size());
     std::memcpy(out + brace + type_prefix.size(), text.data() + brace + 1, text.size() - brace - 1);
   }
-  std::memset(out + layout.text, ' ', scan_padding);
   obj->text_ = out;
   obj->size_ = layout.text;
   obj->block_bytes_ = report.block_bytes;
@@ -340,7 +339,8 @@ std::optional<std::string> object::field(std::string_view dotted_path) const {
     return std::string(meta_.name);
   if (dotted_path == "metadata.namespace")
     return std::string(meta_.namespace_);
-  return scan_field({text_, size_}, dotted_path);
+  // The stored text has no scan padding after it (64 bytes an object): scanned from a copy.
+  return scan_field(padded_scratch(json_text()), dotted_path);
 }
 
 std::optional<std::string> field_value(const object& obj, std::string_view dotted_path) {

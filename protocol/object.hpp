@@ -132,7 +132,7 @@ private:
                                       std::size_t shift, std::string_view type_prefix = {});
 
   // Every view below points into the allocation make() made after this object: the metadata
-  // arrays, the key, decoded escapes, then the text and its scan_padding.
+  // arrays, the key, decoded escapes, then the text.
   const char* text_ = nullptr;
   std::size_t size_ = 0;
   std::size_t block_bytes_ = 0; // the control block, this object and the tail
