@@ -229,18 +229,16 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
   if (type_prefix.empty()) {
     std::memcpy(out, text.data(), text.size());
   } else {
-    const std::size_t brace = scan.object.begin - shift;
-    std::memcpy(out, text.data(), brace);
-    std::memcpy(out + brace, type_prefix.data(), type_prefix.size());
-    std::memcpy(out + brace + type_prefix.size(), text.data() + brace + 1, text.size() - brace - 1);
+    const std::size_t at = scan.object.begin - shift; // the opening brace, in `text`
+    std::memcpy(out, text.data(), at);
+    std::memcpy(out + at, type_prefix.data(), type_prefix.size());
+    std::memcpy(out + at + type_prefix.size(), text.data() + at + 1, text.size() - at - 1);
   }
   obj->text_ = out;
   obj->size_ = layout.text;
   obj->block_bytes_ = report.block_bytes;
-  builder{
-      scan,    *obj, tail, shift, type_prefix.empty() ? std::string_view::npos : scan.object.begin,
-      inserted}
-      .build(layout);
+  const std::size_t brace = type_prefix.empty() ? std::string_view::npos : scan.object.begin;
+  builder{scan, *obj, tail, shift, brace, inserted}.build(layout);
   return obj;
 }
 
