@@ -51,9 +51,8 @@ struct tail_allocator {
     *report = {block + head_bytes(n), head_bytes(n) + tail_bytes};
     return reinterpret_cast<T*>(block);
   }
-  void deallocate(T* p, std::size_t n) noexcept {
-    ::operator delete(static_cast<void*>(p), head_bytes(n) + tail_bytes);
-  }
+  // Unsized: clang 14 (the fuzz build) leaves sized deallocation off by default.
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(static_cast<void*>(p)); }
   template <class U>
   bool operator==(const tail_allocator<U>& other) const noexcept {
     return tail_bytes == other.tail_bytes;
