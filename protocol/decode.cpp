@@ -271,9 +271,7 @@ result<watch_event> decode_watch_event(std::string_view line, const decode_optio
   // The line is scanned where simdjson can read past its end; only the object's own bytes are
   // then copied, into the object.
   thread_local std::string padded;
-  padded.assign(line);
-  padded.append(scan_padding, ' ');
-  const std::string_view text(padded.data(), line.size());
+  const std::string_view text = padded_copy(padded, line);
   thread_local watch_line_scan scan;
   if (auto scanned = scan_watch_line(text, scan); !scanned) {
     if (scan.failed_in_object && scanned.err().code == errc::invalid_object)

@@ -63,14 +63,11 @@ std::size_t decoded_size(const scanned_string& s) {
   return !s.present ? 0 : s.escaped ? s.unescaped.size() : s.size;
 }
 
-// A thread's copy of `text` followed by the padding object_scan needs: scanned in place of the
-// caller's bytes, which may end anywhere.
+// A thread's padded copy of `text`, scanned in place of the caller's bytes, which may end
+// anywhere (a watch line's object lies in decode.cpp's own buffer, never in this one).
 std::string_view padded_scratch(std::string_view text) {
   thread_local std::string scratch;
-  scratch.resize(text.size() + scan_padding);
-  std::memcpy(scratch.data(), text.data(), text.size());
-  std::memset(scratch.data() + text.size(), ' ', scan_padding);
-  return {scratch.data(), text.size()};
+  return padded_copy(scratch, text);
 }
 
 // `{"kind":"Pod","apiVersion":"v1",` for an item that names no type (no comma for `{}`).

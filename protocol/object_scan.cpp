@@ -28,6 +28,12 @@ bool use_haswell() {
 
 } // namespace
 
+std::string_view padded_copy(std::string& buffer, std::string_view text) {
+  buffer.assign(text);
+  buffer.append(scan_padding, ' ');
+  return {buffer.data(), text.size()};
+}
+
 void object_scan::clear() {
   kind = {};
   api_version = {};

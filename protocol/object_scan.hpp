@@ -20,6 +20,11 @@ namespace kinformer {
 // The padding object_scan needs past the end of a text (simdjson's SIMDJSON_PADDING).
 inline constexpr std::size_t scan_padding = 64;
 
+// Copies `text` into `buffer` followed by scan_padding spaces and returns the copy, padding left
+// out: for scanning bytes that may end anywhere. Each caller keeps its own buffer, so a text
+// that lies in one caller's buffer is never copied onto itself by another.
+std::string_view padded_copy(std::string& buffer, std::string_view text);
+
 // A string value found in the text: its content between the quotes. `unescaped` holds the
 // decoded value when the content has escapes (then the bytes in the text are not the value).
 struct scanned_string {
