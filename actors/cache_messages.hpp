@@ -69,9 +69,9 @@ struct cache_options {
   watcher_config watch;
   backoff_config retry;
   store_options store;
-  // Recent deletions each informer keeps for subscriptions resuming from a resourceVersion
-  // (informer_config::deletion_window); 0: none.
-  std::size_t deletion_window = 0;
+  // Recent changes each informer keeps for subscriptions resuming from a resourceVersion
+  // (informer_config::change_window); 0: none.
+  std::size_t change_window = 0;
   // How long the cache waits before restarting a failed informer (actors/restart_backoff.hpp).
   // An initial delay of zero restarts at once.
   restart_backoff_config restart;

@@ -110,7 +110,7 @@ kind_plan plan_kind(const cache_options& options, const rest_mapping& mapping, b
   base.watch = options.watch;
   base.retry = options.retry;
   base.store = options.store;
-  base.deletion_window = options.deletion_window;
+  base.change_window = options.change_window;
   base.observer = options.observer;
 
   if (plan.cluster_scoped()) {

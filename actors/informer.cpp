@@ -1,6 +1,6 @@
 #include "actors/informer.hpp"
 
-#include "actors/deletion_window.hpp"
+#include "actors/change_window.hpp"
 #include "actors/error_bridge.hpp"
 #include "actors/reflector.hpp"
 #include "actors/subscription_queue.hpp"
@@ -42,8 +42,8 @@ struct informer_state {
 
   informer_config config;
   std::unique_ptr<kinformer::store> objects;
-  std::uint64_t replace_list = 0; // the reflector's list whose batches the store is applying
-  std::optional<deletion_window> deletions; // for subscriptions resuming from a resourceVersion
+  std::uint64_t replace_list = 0;       // the reflector's list whose batches the store is applying
+  std::optional<change_window> changes; // for subscriptions resuming from a resourceVersion
   reflector_actor reflector;
   std::map<subscription_id, subscription> subscriptions;
   subscription_id next_subscription = 1;
@@ -131,12 +131,12 @@ bool apply_watch_event(informer_pointer self, const informer_event& ev) {
     break;
   case event_type::deleted:
     ++st.stats.events_deleted;
-    if (st.deletions)
-      st.deletions->record(applied->object);
     break;
   default:
     break;
   }
+  if (st.changes)
+    st.changes->record(*applied);
   st.stats.last_event = std::chrono::steady_clock::now();
   fan_out(self, *applied);
   return true;
@@ -161,28 +161,6 @@ void queue_initial_state(subscription& sub, const kinformer::store& objects) {
   }
 }
 
-// A resumed subscription's missed deletions: every object deleted after `since` that is not in
-// the store now (one deleted and re-created reaches the handler by its initial add instead).
-result<std::vector<delta>> missed_deletions(const deletion_window& window,
-                                            const kinformer::store& objects,
-                                            const std::string& since) {
-  auto deleted = window.deleted_since(since);
-  if (!deleted)
-    return std::move(deleted).err();
-  std::vector<delta> out;
-  for (auto& obj : *deleted) {
-    if (objects.get(obj->key()))
-      continue;
-    delta d;
-    d.type = delta_type::deleted;
-    d.old_object = obj;
-    d.object = std::move(obj);
-    d.initial_list = true;
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
 void queue_resync(subscription& sub, const kinformer::store& objects) {
   for (auto& obj : objects.list()) {
     delta d;
@@ -202,8 +180,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
     auto& st = self->state;
     st.config = std::move(config);
     st.objects = std::make_unique<kinformer::store>(st.config.store);
-    if (st.config.deletion_window > 0)
-      st.deletions.emplace(st.config.deletion_window);
+    if (st.config.change_window > 0)
+      st.changes.emplace(st.config.change_window);
     st.reflector = spawn_reflector(self, std::move(client), st.config, self);
     self->send(st.reflector, atoms::start_atom::value);
     self->set_down_handler([self](const caf::down_msg& down) {
@@ -220,31 +198,33 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
         [self](atoms::subscribe_atom, handler_actor handler,
                subscription_options options) -> caf::result<subscription_id> {
           auto& st = self->state;
-          std::vector<delta> missed;
-          if (options.deletions_since) {
+          std::vector<delta> replay;
+          if (options.resume_from) {
             // Before the first list there is no history to resume from.
             if (!st.objects->has_synced())
-              return to_caf_error(make_error(
-                  errc::expired, "too old resource version: " + *options.deletions_since +
-                                     " (the informer has not listed yet)"));
-            if (!st.deletions)
               return to_caf_error(
-                  make_error(errc::expired,
-                             "too old resource version: " + *options.deletions_since +
-                                 " (the informer keeps no deletions: its deletion_window is 0)"));
-            auto found = missed_deletions(*st.deletions, *st.objects, *options.deletions_since);
+                  make_error(errc::expired, "too old resource version: " + *options.resume_from +
+                                                " (the informer has not listed yet)"));
+            if (!st.changes)
+              return to_caf_error(make_error(
+                  errc::expired, "too old resource version: " + *options.resume_from +
+                                     " (the informer keeps no changes: its change_window is 0)"));
+            auto found = st.changes->changes_since(*options.resume_from);
             if (!found)
               return to_caf_error(found.err());
-            missed = std::move(found).value();
+            replay = std::move(found).value();
           }
           auto id = st.next_subscription++;
           self->monitor(handler);
           auto period = options.resync_period;
           auto [it, _] = st.subscriptions.try_emplace(id, std::move(handler), std::move(options));
-          if (st.objects->has_synced())
+          if (it->second.options.resume_from) {
+            // The subscriber holds the state at that version: only what changed since.
+            for (auto& d : replay)
+              it->second.queue.push(std::move(d));
+          } else if (st.objects->has_synced()) {
             queue_initial_state(it->second, *st.objects);
-          for (auto& d : missed)
-            it->second.queue.push(std::move(d));
+          }
           if (period.count() > 0)
             self->delayed_send(self, period, atoms::resync_atom::value, id);
           // Deliveries go out after the reply: CAF keeps the order of one sender's messages.
@@ -276,6 +256,14 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
             pump(self, id, it->second);
           }
           self->delayed_send(self, it->second.options.resync_period, atoms::resync_atom::value, id);
+        },
+        [self](atoms::progress_atom, subscription_id id) -> std::string {
+          auto& st = self->state;
+          auto it = st.subscriptions.find(id);
+          if (it == st.subscriptions.end() || it->second.queue.depth() > 0 ||
+              !it->second.synced_sent)
+            return {};
+          return st.objects->resource_version();
         },
         // ---- reads ----
         [self](atoms::get_atom, const std::string& key) -> object_ptr {
@@ -347,8 +335,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           deltas.insert(deltas.end(), std::make_move_iterator(deletions.begin()),
                         std::make_move_iterator(deletions.end()));
           // Deletions inferred by a relist have no resourceVersion: history restarts here.
-          if (st.deletions)
-            st.deletions->reset(st.objects->resource_version());
+          if (st.changes)
+            st.changes->reset(st.objects->resource_version());
           for (const auto& d : deltas)
             fan_out(self, d);
           ++st.stats.lists;

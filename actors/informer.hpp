@@ -13,11 +13,11 @@
 //   state of every object, deletes included, and never slows the informer or other handlers.
 // - A relist that finds an object gone delivers `deleted` with final_state_unknown=true carrying
 //   the last known state (client-go's DeletedFinalStateUnknown).
-// - With subscription_options::deletions_since = N, the initial deltas also include a `deleted`
-//   (initial_list=true) for each object deleted after N and not in the store, from the
-//   informer's window of recent deletions (deletion_window.hpp). The subscribe fails (errc
-//   expired, "too old resource version") when the window does not reach back to N or the
-//   informer has not listed yet, and (errc invalid_argument) when N is not an integer.
+// - With subscription_options::resume_from = N, the initial deltas are instead every change after
+//   N (initial_list=true), in resourceVersion order, from the informer's window of recent changes
+//   (change_window.hpp). The subscribe fails (errc expired, "too old resource version") when the
+//   window does not reach back to N or the informer has not listed yet, and (errc
+//   invalid_argument) when N is not an integer.
 
 #include "actors/interfaces.hpp"
 

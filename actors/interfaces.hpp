@@ -38,6 +38,10 @@ using informer_actor = caf::typed_actor<
     caf::reacts_to<atoms::unsubscribe_atom, subscription_id>,
     caf::reacts_to<atoms::ack_atom, subscription_id, std::uint64_t>,
     caf::reacts_to<atoms::resync_atom, subscription_id>,
+    // The store's resourceVersion when everything up to it has been delivered to subscription
+    // `id` (its queue is empty); "" while deltas are still queued, or for an unknown id. Replied
+    // after the deliveries already sent, so a subscriber may bookmark it.
+    caf::replies_to<atoms::progress_atom, subscription_id>::with<std::string>,
     // Reads.
     caf::replies_to<atoms::get_atom, std::string>::with<object_ptr>,
     caf::replies_to<atoms::list_atom, list_options>::with<object_list>,

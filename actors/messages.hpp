@@ -44,13 +44,13 @@ struct subscription_options {
   // Synthetic `sync` deltas of every stored object this often; zero: never (client-go's
   // resyncPeriod).
   std::chrono::milliseconds resync_period{0};
-  // A resourceVersion N the handler has already read (a watch resumed from a list at N): the
-  // initial deltas then also carry a `deleted` (initial_list=true) for every object deleted
-  // after N that is not in the store, taken from the informer's deletion window. The subscribe
-  // fails when the window does not reach back to N (the handler must relist: the API server's
-  // 410 Expired). Empty: no deletion history is replayed. Informer subscriptions only: the
-  // cache refuses it (its subscriptions outlive informers, whose windows start afresh).
-  std::optional<std::string> deletions_since;
+  // A resourceVersion N whose state the handler already holds (a watch resumed from a list or
+  // an event at N): instead of every stored object, the initial deltas are every change after N
+  // that the informer's change window holds, in resourceVersion order, each with its type and
+  // the state before it (change_window.hpp). The subscribe fails when the window does not reach
+  // back to N (the handler must relist: the API server's 410 Expired). Informer subscriptions
+  // only: the cache refuses it (its subscriptions outlive informers, whose windows start afresh).
+  std::optional<std::string> resume_from;
 };
 
 // Bucket bounds in seconds: list durations, and delivery lags.
@@ -96,11 +96,11 @@ struct informer_config {
   // Events the reflector may have in flight to the informer before the informer acknowledges
   // them; at zero the HTTP client stops reading the socket.
   std::size_t event_window = 4096;
-  // Recent deletions kept for subscriptions that resume from a resourceVersion
-  // (subscription_options::deletions_since; see deletion_window.hpp). Each holds a deleted
-  // object alive, so it is off unless a reader needs it (kinformerd's read API turns it on);
-  // with 0, such subscriptions are refused as expired.
-  std::size_t deletion_window = 0;
+  // Recent changes kept for subscriptions that resume from a resourceVersion
+  // (subscription_options::resume_from; see change_window.hpp). Each holds its object and the
+  // state before it alive, so it is off unless a reader needs it (kinformerd's read API turns it
+  // on); with 0, such subscriptions are refused as expired.
+  std::size_t change_window = 0;
   std::shared_ptr<const informer_observer> observer; // null: none
 
   // The collection's URL path: /api/v1/namespaces/ns/pods, /apis/apps/v1/deployments.

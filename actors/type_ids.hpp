@@ -41,6 +41,7 @@ using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using add_index_atom = caf::atom_constant<caf::atom("addindex")>;
 using resync_atom = caf::atom_constant<caf::atom("resync")>;
+using progress_atom = caf::atom_constant<caf::atom("progress")>;
 
 // The cache.
 using get_informer_atom = caf::atom_constant<caf::atom("getinform")>;

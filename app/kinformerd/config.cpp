@@ -449,7 +449,7 @@ cache_options to_cache_options(const service_config& config) {
   options.sync_period = config.defaults.resync_period;
   options.reader_fail_on_missing_informer = config.defaults.fail_on_missing_informer;
   // The read API resumes watches from a list's resourceVersion: it needs recent deletions.
-  options.deletion_window = read_api_deletion_window;
+  options.change_window = read_api_change_window;
   for (const auto& informer : config.informers) {
     by_object_options entry;
     entry.kind = to_kind_request(informer, config.defaults);

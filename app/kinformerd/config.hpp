@@ -217,9 +217,9 @@ std::shared_ptr<const object_transform> make_transform(const transform_options& 
 
 // The informer a config entry means, for the cache.
 kind_request to_kind_request(const informer_options& informer, const cache_defaults& defaults);
-// Deletions each informer keeps so that the read API can resume a watch from a list's
+// Changes each informer keeps so that the read API can resume a watch from a list's or an event's
 // resourceVersion (read_api.hpp); older resourceVersions are answered 410 Expired.
-inline constexpr std::size_t read_api_deletion_window = 4096;
+inline constexpr std::size_t read_api_change_window = 4096;
 
 // The cache's options: defaults, plus one by_object entry per configured informer.
 cache_options to_cache_options(const service_config& config);

@@ -10,20 +10,24 @@
 #include "app/kubesim/discovery_docs.hpp"
 #include "app/kubesim/openapi_docs.hpp"
 #include "app/kubesim/request_path.hpp"
+#include "protocol/watch_projection.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 namespace kinformer::service {
 
 namespace {
 
-// Read API -> its own watch actor: the watch's time is up.
+// Read API -> its own watch actor: the watch's time is up; time for a periodic bookmark.
 using watch_timeout_atom = caf::atom_constant<caf::atom("wtimeout")>;
-using watch_actor = handler_actor::extend<caf::reacts_to<watch_timeout_atom>>;
+using watch_bookmark_atom = caf::atom_constant<caf::atom("wbookmark")>;
+using watch_actor =
+    handler_actor::extend<caf::reacts_to<watch_timeout_atom>, caf::reacts_to<watch_bookmark_atom>>;
 
 http_response status_reply(const status& s) {
   http_response response;
@@ -372,29 +376,24 @@ struct watch_context {
   read_request req;
   std::shared_ptr<http_exchange> exchange; // until the stream is opened
   std::shared_ptr<http_stream> stream;
-  subscription_id id = 0; // the cache subscription's
-  bool synced = false;
-  // A watch resumed from an integer resourceVersion: subscribed to the kind's informers
-  // directly (see subscribe_to_informers).
+  // Resumed from an integer resourceVersion N: the informers replay their changes after N
+  // instead of their stores.
   bool resume = false;
   struct informer_subscription {
     informer_actor informer;
     subscription_id id = 0;
   };
   std::vector<informer_subscription> informers;
-  std::size_t replies_left = 0; // subscriptions not yet accepted
-  std::size_t synced_left = 0;  // informers not yet synced
-  // What arrived before every informer accepted: a batch, or (synced=true) the synced marker.
-  struct held_delivery {
-    caf::actor sender;
-    subscription_id id = 0;
-    delta_batch batch;
-    bool synced = false;
-  };
-  std::vector<held_delivery> held;
-  bool skip_known = false; // skip initial objects at or below req.resource_version
-  std::optional<std::uint64_t> since;
-  std::string newest; // the newest resourceVersion written, for the initial-events bookmark
+  std::size_t synced_left = 0; // informers whose initial deltas are not all in yet
+  bool started = false;        // the initial events are out: deltas are written as they come
+  // Until every informer's initial deltas are in: those deltas, then the live ones that came
+  // meanwhile (in arrival order). The initial ones go out in resourceVersion order.
+  std::vector<delta> held_initial;
+  std::vector<delta> held_live;
+  std::vector<std::string> listed_versions; // each informer's, read before it was subscribed
+  std::string newest;                       // the newest resourceVersion sent
+  std::size_t progress_left = 0;            // progress answers a bookmark waits for
+  std::vector<std::string> progress_versions;
   bool done = false;
 
   void note_version(std::string_view rv) {
@@ -404,50 +403,51 @@ struct watch_context {
       newest = std::string(rv);
   }
 
-  // The watch event for one delta, if the client is to see one.
+  // The watch event for one delta, if the client is to see one: the selection decides it as
+  // the API server's watch cache does (watch_projection.hpp).
   std::string event_for(const delta& d) {
-    switch (d.type) {
-    case delta_type::sync:
+    if (d.type == delta_type::sync)
       return {};
-    case delta_type::added: {
-      if (skip_known && (d.initial_list || !synced)) {
-        auto rv = as_revision(d.object->meta().resource_version);
-        if (rv && since && *rv <= *since)
-          return {};
-      }
-      if (!req.matches(*d.object))
-        return {};
-      note_version(d.object->meta().resource_version);
-      return watch_line("ADDED", d.object->json_text());
-    }
-    case delta_type::updated: {
-      bool was = d.old_object && req.matches(*d.old_object);
-      bool is = req.matches(*d.object);
-      note_version(d.object->meta().resource_version);
-      if (was && is)
-        return watch_line("MODIFIED", d.object->json_text());
-      if (is)
-        return watch_line("ADDED", d.object->json_text());
-      if (was) // it left the selection: to this client it is gone
-        return watch_line("DELETED", d.old_object->json_text());
+    const event_type type = d.type == delta_type::added     ? event_type::added
+                            : d.type == delta_type::updated ? event_type::modified
+                                                            : event_type::deleted;
+    const bool now = req.matches(*d.object);
+    const bool before = type == event_type::modified && d.old_object && req.matches(*d.old_object);
+    const watch_projection projection = project_change(type, now, before);
+    if (projection == watch_projection::none)
       return {};
-    }
-    case delta_type::deleted:
-      if (!req.matches(*d.object))
-        return {};
-      note_version(d.object->meta().resource_version);
-      return watch_line("DELETED", d.object->json_text());
-    }
-    return {};
+    const std::string_view rv = d.object->meta().resource_version;
+    note_version(rv);
+    const char* name = to_string(projected_type(projection, type));
+    if (projection == watch_projection::stopped_matching)
+      return watch_line(name, with_resource_version(*d.old_object, rv));
+    return watch_line(name, d.object->json_text());
   }
 
-  std::string initial_events_end() const {
-    boost::json::object bookmark{
-        {"kind", req.info->kind},
-        {"apiVersion", req.info->gvr.gv().api_version()},
-        {"metadata",
-         {{"resourceVersion", newest}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}};
+  std::string bookmark(const std::string& resource_version, bool initial_events_end) const {
+    boost::json::object metadata{{"resourceVersion", resource_version}};
+    if (initial_events_end)
+      metadata["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+    boost::json::object bookmark{{"kind", req.info->kind},
+                                 {"apiVersion", req.info->gvr.gv().api_version()},
+                                 {"metadata", std::move(metadata)}};
     return watch_line("BOOKMARK", boost::json::serialize(bookmark));
+  }
+
+  // What the initial events add up to: the newest of the informers' versions read before they
+  // were subscribed and of the events sent, so an empty selection still gets one. With several
+  // informers, the oldest informer's version (a later one could skip a quiet informer's events).
+  std::string snapshot_version() const {
+    if (listed_versions.size() > 1)
+      return oldest_revision(listed_versions);
+    std::string out = newest;
+    for (const auto& rv : listed_versions) {
+      auto a = as_revision(rv);
+      auto b = as_revision(out);
+      if (out.empty() || (a && b && *a > *b))
+        out = rv;
+    }
+    return out;
   }
 };
 
@@ -479,82 +479,60 @@ void fail_watch(watch_actor::pointer self, const std::shared_ptr<watch_context>&
   self->quit();
 }
 
-// Writes one batch's events and acknowledges the batch to whoever delivered it; false when the
-// watch ended (its client is gone or too slow).
-bool write_batch(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx,
-                 const caf::actor& sender, subscription_id id, const delta_batch& batch) {
+// Writes `deltas`' events; false when the watch ended (its client is gone or too slow).
+bool write_deltas(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx,
+                  const std::vector<delta>& deltas) {
   open_stream(self, ctx);
   std::string out;
-  for (const auto& d : batch)
+  for (const auto& d : deltas)
     out += ctx->event_for(d);
   if (!out.empty() && !ctx->stream->write(std::move(out))) {
     self->quit();
     return false;
   }
-  // The stream is bounded by the server, so acknowledging at once keeps credit flowing only as
-  // fast as the client's socket drains (or drops the watch).
-  caf::anon_send(sender, atoms::ack_atom::value, id, static_cast<std::uint64_t>(batch.size()));
   return true;
 }
 
-// The subscription's initial deltas are all out; false when the watch ended.
-bool write_synced(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
-  open_stream(self, ctx);
-  ctx->synced = true;
+// Every informer's initial deltas are in: they go out in resourceVersion order (a client that
+// resumes from any of them has been sent everything below it), then the initial-events-end
+// bookmark when asked for, then the live deltas that came meanwhile.
+void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  auto initial = std::move(ctx->held_initial);
+  auto live = std::move(ctx->held_live);
+  ctx->started = true;
+  std::stable_sort(initial.begin(), initial.end(), [](const delta& a, const delta& b) {
+    auto x = as_revision(a.object->meta().resource_version);
+    auto y = as_revision(b.object->meta().resource_version);
+    return x && y && *x < *y;
+  });
+  if (!write_deltas(self, ctx, initial))
+    return;
   if (ctx->req.allow_bookmarks && ctx->req.send_initial_events &&
-      !ctx->stream->write(ctx->initial_events_end())) {
+      !ctx->stream->write(ctx->bookmark(ctx->snapshot_version(), true))) {
     self->quit();
-    return false;
+    return;
   }
-  return true;
+  write_deltas(self, ctx, live);
 }
 
-// A watch from "" or "0" (or with sendInitialEvents): one cache subscription, which survives
-// informer restarts.
-void subscribe_through_cache(watch_actor::pointer self, std::shared_ptr<watch_context> ctx,
-                             subscription_options options) {
-  self->request(ctx->st->cache, ctx->st->options.cache_timeout, atoms::subscribe_atom::value,
-                ctx->req.kind(), caf::actor_cast<handler_actor>(self), std::move(options))
-      .then(
-          [self, ctx](subscription_id id) {
-            ctx->id = id;
-            open_stream(self, ctx);
-          },
-          [self, ctx](const caf::error& err) {
-            fail_watch(self, ctx, status_of(from_caf_error(err), ctx->req));
-          });
-}
-
-// Every informer accepted the subscription: the held deliveries go out, in arrival order.
-void release_held(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
-  open_stream(self, ctx);
-  auto held = std::move(ctx->held);
-  ctx->held.clear();
-  for (auto& h : held) {
-    bool open =
-        h.synced ? write_synced(self, ctx) : write_batch(self, ctx, h.sender, h.id, h.batch);
-    if (!open)
-      return;
-  }
-}
-
-// A watch resumed from resourceVersion N: subscribes to each of the kind's informers directly
-// with deletions_since = N, so that objects deleted after N are reported, and an N older than an
-// informer's deletion window is refused (410). Deliveries are held until every informer has
-// accepted, so a refusal is a plain Status. An informer that terminates ends the watch cleanly:
-// the client watches again from its last resourceVersion, against the replacement.
+// Subscribes to each of the kind's informers, after its first list: without resume_from they
+// send their stores, with it (a watch resumed from N) every change after N, and an N older than
+// an informer's change window is refused (410 Expired). Deltas are held until every informer's
+// initial deltas are in, so a refusal is a plain Status. An informer that terminates ends the
+// watch cleanly, as the API server ends its watches when its watch cache is re-initialised: the
+// client watches again from its last resourceVersion, against the replacement.
 void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_context> ctx,
                             subscription_options options) {
   auto timeout = ctx->st->options.cache_timeout;
-  options.deletions_since = ctx->req.resource_version;
+  if (ctx->resume)
+    options.resume_from = ctx->req.resource_version;
   self->request(ctx->st->cache, timeout, atoms::get_informer_atom::value, ctx->req.kind())
       .then(
           [self, ctx, timeout, options](const informer_set& informers) {
             if (informers.empty()) { // nothing cached for the kind yet: nothing to report
-              write_synced(self, ctx);
+              start_events(self, ctx);
               return;
             }
-            ctx->replies_left = informers.size();
             ctx->synced_left = informers.size();
             auto failed = [self, ctx](const caf::error& err) {
               if (!ctx->done)
@@ -563,19 +541,23 @@ void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_con
             for (const auto& handle : informers) {
               auto informer = handle.informer;
               self->monitor(informer);
+              auto subscribe = [self, ctx, timeout, options, informer,
+                                failed](const informer_stats& stats) {
+                ctx->listed_versions.push_back(stats.resource_version);
+                self->request(informer, timeout, atoms::subscribe_atom::value,
+                              caf::actor_cast<handler_actor>(self), options)
+                    .then(
+                        [ctx, informer](subscription_id id) {
+                          ctx->informers.push_back({informer, id});
+                        },
+                        failed);
+              };
               // Subscribing after the informer's first list gives it a window to answer from.
               self->request(informer, timeout, atoms::wait_sync_atom::value)
                   .then(
-                      [self, ctx, timeout, options, informer, failed](bool) {
-                        self->request(informer, timeout, atoms::subscribe_atom::value,
-                                      caf::actor_cast<handler_actor>(self), options)
-                            .then(
-                                [self, ctx, informer](subscription_id id) {
-                                  ctx->informers.push_back({informer, id});
-                                  if (--ctx->replies_left == 0 && !ctx->done)
-                                    release_held(self, ctx);
-                                },
-                                failed);
+                      [self, informer, timeout, subscribe, failed](bool) {
+                        self->request(informer, timeout, atoms::stats_atom::value)
+                            .then(subscribe, failed);
                       },
                       failed);
             }
@@ -585,21 +567,44 @@ void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_con
           });
 }
 
+// A periodic bookmark (allowWatchBookmarks): each informer is asked for the resourceVersion up
+// to which it has delivered everything; when all have one, the oldest goes out, so a quiet
+// selection's watch stays resumable.
+void request_bookmark(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  if (!ctx->started || ctx->progress_left > 0 || ctx->informers.empty())
+    return;
+  ctx->progress_left = ctx->informers.size();
+  ctx->progress_versions.clear();
+  for (const auto& sub : ctx->informers)
+    self->request(sub.informer, ctx->st->options.cache_timeout, atoms::progress_atom::value, sub.id)
+        .then(
+            [self, ctx](std::string& rv) {
+              ctx->progress_versions.push_back(std::move(rv));
+              if (--ctx->progress_left > 0 || ctx->done)
+                return;
+              // An informer with deltas still queued has no safe version yet: next time.
+              for (const auto& v : ctx->progress_versions)
+                if (v.empty())
+                  return;
+              if (!ctx->stream->write(
+                      ctx->bookmark(oldest_revision(ctx->progress_versions), false)))
+                self->quit();
+            },
+            [ctx](const caf::error&) { ctx->progress_left = 0; });
+}
+
 watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
                                           std::shared_ptr<watch_context> ctx) {
   // Runs after the actor's state is gone: only `ctx` may be used here.
   self->attach_functor([ctx] {
     ctx->done = true;
-    if (ctx->id != 0)
-      caf::anon_send(ctx->st->cache, atoms::unsubscribe_atom::value, ctx->id);
     for (const auto& sub : ctx->informers)
       caf::anon_send(sub.informer, atoms::unsubscribe_atom::value, sub.id);
     if (ctx->stream)
       ctx->stream->close();
   });
   self->set_down_handler([self, ctx](const caf::down_msg&) {
-    // Only informers are monitored (a resumed watch): end cleanly, as the API server ends its
-    // watches when its watch cache is re-initialised.
+    // Only informers are monitored: end cleanly (see subscribe_to_informers).
     if (ctx->stream)
       ctx->stream->close();
     else if (ctx->exchange)
@@ -610,34 +615,42 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
 
   subscription_options options;
   options.name = "read-api watch " + ctx->req.selection;
-  if (ctx->resume)
-    subscribe_to_informers(self, ctx, std::move(options));
-  else
-    subscribe_through_cache(self, ctx, std::move(options));
+  // No coalescing: a merged delta would move a newer resourceVersion ahead of older ones. The
+  // stream's own bound drops a client that reads too slowly, and deltas are acknowledged as
+  // soon as they are written to it.
+  options.queue_bound = std::numeric_limits<std::size_t>::max();
+  subscribe_to_informers(self, ctx, std::move(options));
 
-  auto seconds = ctx->req.timeout_seconds ? std::chrono::seconds(*ctx->req.timeout_seconds)
-                                          : ctx->st->options.default_watch_timeout;
+  // timeoutSeconds=0 (or none) means the server's default, as the API server reads it.
+  auto seconds = ctx->req.timeout_seconds && *ctx->req.timeout_seconds > 0
+                     ? std::chrono::seconds(*ctx->req.timeout_seconds)
+                     : ctx->st->options.default_watch_timeout;
   self->delayed_send(caf::actor_cast<watch_actor>(self), seconds, watch_timeout_atom::value);
+  if (ctx->req.allow_bookmarks)
+    self->delayed_send(caf::actor_cast<watch_actor>(self), ctx->st->options.bookmark_interval,
+                       watch_bookmark_atom::value);
 
   return {
       [self, ctx](atoms::deliver_atom, subscription_id id, delta_batch& batch) {
-        auto sender = caf::actor_cast<caf::actor>(self->current_sender());
-        if (ctx->resume && ctx->replies_left > 0) {
-          ctx->held.push_back({std::move(sender), id, std::move(batch), false});
+        // Acknowledged at once: held deltas are few (the initial ones) and written ones are
+        // bounded by the stream.
+        caf::anon_send(caf::actor_cast<caf::actor>(self->current_sender()), atoms::ack_atom::value,
+                       id, static_cast<std::uint64_t>(batch.size()));
+        if (ctx->started) {
+          write_deltas(self, ctx, batch);
           return;
         }
-        write_batch(self, ctx, sender, id, batch);
+        for (auto& d : batch)
+          (d.initial_list ? ctx->held_initial : ctx->held_live).push_back(std::move(d));
       },
       [self, ctx](atoms::synced_atom, subscription_id) {
-        if (ctx->resume) {
-          if (ctx->synced_left == 0 || --ctx->synced_left > 0)
-            return;
-          if (ctx->replies_left > 0) {
-            ctx->held.push_back({caf::actor{}, 0, {}, true});
-            return;
-          }
-        }
-        write_synced(self, ctx);
+        if (!ctx->started && ctx->synced_left > 0 && --ctx->synced_left == 0)
+          start_events(self, ctx);
+      },
+      [self, ctx](watch_bookmark_atom) {
+        request_bookmark(self, ctx);
+        self->delayed_send(caf::actor_cast<watch_actor>(self), ctx->st->options.bookmark_interval,
+                           watch_bookmark_atom::value);
       },
       [self, ctx](watch_timeout_atom) {
         if (ctx->stream)
@@ -655,10 +668,9 @@ void serve_watch(const state_ptr& st, read_request req, std::shared_ptr<http_exc
   ctx->st = st;
   ctx->exchange = std::move(exchange);
   const auto& rv = req.resource_version;
-  ctx->skip_known = !req.send_initial_events && !rv.empty() && rv != "0";
-  ctx->since = as_revision(rv);
-  // Only an integer N can be placed in the informers' deletion windows.
-  ctx->resume = ctx->skip_known && ctx->since.has_value();
+  // From an integer N without initial events: the client holds the state at N. At "" or "0",
+  // or a version that is not an integer, it gets the current state first.
+  ctx->resume = !req.send_initial_events && rv != "0" && as_revision(rv).has_value();
   ctx->req = std::move(req);
   st->system.spawn(watch_behavior, std::move(ctx));
 }

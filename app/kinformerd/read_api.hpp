@@ -10,8 +10,9 @@
 //   labelSelector, fieldSelector (any field path, matched here; the API server accepts only a few
 //   per kind), limit and continue. The answer is a `<Kind>List`, items in key order.
 // - Get: /api/v1/namespaces/{ns}/pods/{name}.
-// - Watch: ?watch=1|true (or the /watch/ path prefix) as WatchEvent JSON lines, driven by a cache
-//   subscription; timeoutSeconds ends it cleanly. On an item path it watches that one object.
+// - Watch: ?watch=1|true (or the /watch/ path prefix) as WatchEvent JSON lines, driven by
+//   subscriptions to the kind's informers; timeoutSeconds ends it cleanly. On an item path it
+//   watches that one object.
 // - Errors as Status JSON: 404 unknown kind or object, 400 bad selector or parameter, 410 expired
 //   continue token or unservable resourceVersion, 504 for a resourceVersion newer than the cache.
 //
@@ -23,29 +24,34 @@
 // - List at "" or "0" or with NotOlderThan: the cache's current state. A numeric resourceVersion
 //   newer than the cache's: 504 Timeout with cause ResourceVersionTooLarge (clients relist).
 //   resourceVersionMatch=Exact: only the cache's current resourceVersion; older ones are 410.
-// - Watch at "" or "0", or with sendInitialEvents=true: ADDED for every current object first.
-//   Watch at an integer N (etcd revision): current objects at or below N are skipped (the client
-//   has them); newer ones come as ADDED, and every object deleted after N that is not in the
-//   cache now comes as DELETED (its final state), from the deletion window each informer keeps
-//   (cache_options::deletion_window; kinformerd keeps read_api_deletion_window = 4096 per
-//   informer), as the API server's watch cache does. So a client that
-//   lists and then watches from the list's resourceVersion misses no deletion. When N is older
-//   than an informer's window (evicted past its bound, or before its last relist), the watch is
-//   refused with 410 Expired "too old resource version" and the client relists. Such a watch
-//   subscribes to the kind's informers directly and ends cleanly when one is restarted (the
-//   client watches again from its last resourceVersion). A watch at a non-integer N skips
-//   nothing and reports no past deletions. With several informers for a kind (a cache over
-//   explicit namespaces), N is checked against each informer's window, while a list reports the
-//   oldest informer's resourceVersion: until a quiet informer's resourceVersion passes a busier
-//   one's last list (its next bookmark), a watch from such a list is refused and the client
-//   relists.
+// - Watch at "" or "0", or with sendInitialEvents=true: ADDED for every current object first,
+//   in resourceVersion order. Watch at an integer N (etcd revision): the client holds the state
+//   at N, so each informer of the kind replays every change after N from the window of recent
+//   changes it keeps (cache_options::change_window; kinformerd keeps read_api_change_window =
+//   4096 per informer), as the API server's watch cache replays its event window: in
+//   resourceVersion order, with objects that entered the selection as ADDED and ones that left
+//   it as DELETED carrying their last matching state at the change's resourceVersion
+//   (watch_projection.hpp, shared with the simulator). When N is older than an informer's
+//   window (evicted past its bound, or before its last relist), the watch is refused with 410
+//   Expired "too old resource version" and the client relists. Every watch subscribes to the
+//   kind's informers directly and ends cleanly when one is restarted (the client watches again
+//   from its last resourceVersion). A watch at a non-integer N gets the current state.
+// - Several informers for a kind (a cache over explicit namespaces): the initial or replayed
+//   events are merged in resourceVersion order, and N is checked against each informer's window;
+//   a list and the bookmarks report the oldest informer's resourceVersion, so until a quiet
+//   informer's version passes a busier one's last list (its next bookmark), a watch from such a
+//   list is refused and the client relists. Live events of different informers are written as
+//   they arrive, each informer's in order.
 // - limit/continue: the first page keeps the whole sorted result as a snapshot; later pages come
 //   from it, consistent with the first. A snapshot is kept until its last page is served, for at
 //   most `continue_max_age` and `continue_snapshots` at a time (continue_snapshots.hpp). A
 //   continue token whose snapshot is gone is 410 Expired, as the API server answers once a
 //   snapshot is compacted.
-// - Bookmarks: with allowWatchBookmarks and sendInitialEvents=true, one BOOKMARK annotated
-//   k8s.io/initial-events-end after the initial events (streaming lists); no periodic bookmarks.
+// - Bookmarks (allowWatchBookmarks): with sendInitialEvents=true, one BOOKMARK annotated
+//   k8s.io/initial-events-end after the initial events, at the snapshot's resourceVersion (also
+//   for an empty selection); then one every `bookmark_interval`, at the resourceVersion up to
+//   which every informer has delivered everything, so a quiet selection's watch stays resumable.
+// - timeoutSeconds absent or 0: the server's default watch duration.
 // - A watch whose client reads too slowly is dropped at the server's stream bound with an ERROR
 //   event (410 Expired: the client relists), never buffered without limit.
 //
@@ -74,8 +80,10 @@ struct read_api_options {
   std::string git_version = "v1.29.0-kinformerd";
   // Bound on every cache request (waiting for sync included); past it: 504 Timeout.
   std::chrono::milliseconds cache_timeout{10000};
-  // Watch duration when the client sends no timeoutSeconds (the API server: 30-60 min).
+  // Watch duration when the client sends no timeoutSeconds, or 0 (the API server: 30-60 min).
   std::chrono::seconds default_watch_timeout{1800};
+  // Periodic bookmarks of watches that allow them (the API server sends about one a minute).
+  std::chrono::milliseconds bookmark_interval{60000};
   // Paged lists kept for continue tokens (see continue_snapshots.hpp): at most this many, each
   // until its last page is served and for at most continue_max_age.
   std::size_t continue_snapshots = 32;

@@ -5,6 +5,7 @@
 #include "app/kubesim/fault_plan.hpp"
 #include "app/kubesim/field_ownership.hpp"
 #include "app/kubesim/merge_patch.hpp"
+#include "protocol/watch_projection.hpp"
 
 #include <boost/json.hpp>
 
@@ -350,54 +351,41 @@ public:
 
   std::optional<watch_message> for_watcher(const watch_request& w) {
     const bool now = matches(w.labels, w.fields, w.namespace_, *ev_.object.object);
-    bool before = false;
-    if (ev_.type == event_type::modified)
-      before = matches(w.labels, w.fields, w.namespace_, *ev_.previous.object);
-    variant v;
-    if (ev_.type != event_type::modified)
-      v = now ? as_is : none;
-    else if (now && before)
-      v = as_is;
-    else if (now)
-      v = started_matching;
-    else if (before)
-      v = stopped_matching;
-    else
-      v = none;
-    if (v == none)
+    const bool before = ev_.type == event_type::modified &&
+                        matches(w.labels, w.fields, w.namespace_, *ev_.previous.object);
+    const watch_projection v = project_change(ev_.type, now, before);
+    if (v == watch_projection::none)
       return std::nullopt;
     return message(v, w.metadata_only);
   }
 
 private:
-  enum variant { as_is, started_matching, stopped_matching, none };
-
-  watch_message message(variant v, bool metadata_only) {
-    auto& slot = lines_[v][metadata_only ? 1 : 0];
-    const event_type type = v == as_is              ? ev_.type
-                            : v == started_matching ? event_type::added
-                                                    : event_type::deleted;
-    const stored_object& full = v == stopped_matching ? previous_at_event() : ev_.object;
+  watch_message message(watch_projection v, bool metadata_only) {
+    auto& slot = lines_[static_cast<int>(v) - 1][metadata_only ? 1 : 0];
+    const event_type type = projected_type(v, ev_.type);
+    const stored_object& full =
+        v == watch_projection::stopped_matching ? previous_at_event() : ev_.object;
     if (!slot.line) {
       if (metadata_only) {
         slot.object = metadata_projection(full);
         slot.line = make_line(type, *slot.object.json);
       } else {
         slot.object = full;
-        slot.line = v == as_is && ev_.line ? ev_.line : make_line(type, *full.json);
+        slot.line =
+            v == watch_projection::as_is && ev_.line ? ev_.line : make_line(type, *full.json);
       }
     }
     return {type, ev_.resource_version, slot.object.object, slot.line};
   }
 
   // An object that stopped matching is sent as DELETED with its previous content at this
-  // event's resourceVersion, as the watch cache does.
+  // event's resourceVersion (watch_projection.hpp).
   const stored_object& previous_at_event() {
     if (!previous_at_event_.object) {
-      json::value v = ev_.previous.object->tree();
-      v.get_object()["metadata"].get_object()["resourceVersion"] =
-          std::to_string(ev_.resource_version);
-      previous_at_event_ = freeze(v).value(); // a copy of a valid object: cannot fail
+      auto text = std::make_shared<const std::string>(
+          with_resource_version(*ev_.previous.object, std::to_string(ev_.resource_version)));
+      // A copy of a valid object with digits for its version: cannot fail.
+      previous_at_event_ = stored_object{object::parse(*text).value(), text};
     }
     return previous_at_event_;
   }

@@ -234,18 +234,18 @@ TEST_CASE("informers start lazily on the first read, which waits for their sync"
   CHECK(f.list(config_maps(), limited)->size() == 5);
 }
 
-TEST_CASE("the cache refuses deletions_since: only an informer can answer for its window") {
+TEST_CASE("the cache refuses resume_from: only an informer can answer for its window") {
   fixture f;
   f.create("a", "cm-1");
   f.cache(fixture::options());
   subscription_options resumed;
-  resumed.deletions_since = "1";
+  resumed.resume_from = "1";
   caf::scoped_actor handler{*f.system};
   auto refused = f.ask<subscription_id>(atoms::subscribe_atom::value, config_maps(),
                                         caf::actor_cast<handler_actor>(handler), resumed);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.err().code == errc::invalid_argument);
-  CHECK_THAT(refused.err().message, Catch::Contains("deletions_since"));
+  CHECK_THAT(refused.err().message, Catch::Contains("resume_from"));
 }
 
 TEST_CASE("reader_fail_on_missing_informer: reads fail until get_informer starts the kind") {

@@ -464,12 +464,13 @@ std::optional<error> subscribe_error(fixture& f, const informer_actor& inf,
 
 } // namespace
 
-TEST_CASE("a subscription resumed from a resourceVersion gets the deletions it missed") {
+TEST_CASE(
+    "a subscription resumed from a resourceVersion is replayed every change since, in order") {
   fixture f;
   for (int i = 0; i < 6; ++i)
     f.create("default", "cm-" + std::to_string(i));
   auto config = f.config_maps_config();
-  config.deletion_window = 64;
+  config.change_window = 64;
   auto inf = f.informer(config);
   delta_recorder watcher; // tells when the informer has applied the simulator's changes
   f.handler(inf, watcher);
@@ -479,45 +480,53 @@ TEST_CASE("a subscription resumed from a resourceVersion gets the deletions it m
 
   f.remove("default", "cm-1");
   f.remove("default", "cm-2");
-  f.remove("default", "cm-3"); // deleted, then re-created: reported by its add
+  f.remove("default", "cm-3"); // deleted, then re-created
   f.create("default", "cm-3", "again");
   f.update("default", "cm-4", "changed");
   REQUIRE(f.converges(watcher));
 
   delta_recorder resumed;
   subscription_options options;
-  options.deletions_since = since;
+  options.resume_from = since;
   f.handler(inf, resumed, options);
   REQUIRE(resumed.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
-  auto deltas = resumed.deltas_copy();
-  CHECK(keys_of(deltas, delta_type::deleted) ==
-        std::vector<std::string>{"default/cm-1", "default/cm-2"});
-  for (const auto& d : deltas) {
+  static const char* names[] = {"added", "updated", "deleted", "sync"};
+  std::vector<std::string> replayed;
+  std::uint64_t last = std::stoull(since);
+  for (const auto& d : resumed.deltas_copy()) {
     CHECK(d.initial_list);
-    if (d.type != delta_type::deleted)
-      continue;
     CHECK_FALSE(d.final_state_unknown);
-    // The final state, stamped with the deletion's resourceVersion.
-    CHECK(std::stoull(std::string(d.object->meta().resource_version)) > std::stoull(since));
+    replayed.push_back(std::string(names[static_cast<int>(d.type)]) + " " +
+                       std::string(d.object->key()));
+    // Strictly ascending: a client resuming from any of them has been sent everything below.
+    auto rv = std::stoull(std::string(d.object->meta().resource_version));
+    CHECK(rv > last);
+    last = rv;
+    if (d.type == delta_type::updated) {
+      REQUIRE(d.old_object);
+      CHECK(d.old_object->meta().resource_version != d.object->meta().resource_version);
+    }
   }
-  CHECK(resumed.state_copy() == f.truth());
+  // Only what changed: the untouched objects are not sent again.
+  CHECK(replayed == std::vector<std::string>{"deleted default/cm-1", "deleted default/cm-2",
+                                             "deleted default/cm-3", "added default/cm-3",
+                                             "updated default/cm-4"});
 
-  // Resumed from now: nothing was deleted since.
+  // Resumed from now: nothing changed since.
   auto now = request<informer_stats>(*f.system, inf, atoms::stats_atom::value).resource_version;
   delta_recorder current;
-  options.deletions_since = now;
+  options.resume_from = now;
   f.handler(inf, current, options);
   REQUIRE(current.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
-  CHECK(keys_of(current.deltas_copy(), delta_type::deleted).empty());
-  CHECK(current.state_copy() == f.truth());
+  CHECK(current.deltas_copy().empty());
 }
 
-TEST_CASE("a subscription resumed from before the deletion window is refused") {
+TEST_CASE("a subscription resumed from before the change window is refused") {
   fixture f;
   for (int i = 0; i < 4; ++i)
     f.create("default", "cm-" + std::to_string(i));
   auto config = f.config_maps_config();
-  config.deletion_window = 2;
+  config.change_window = 2;
   auto inf = f.informer(config);
   delta_recorder watcher;
   f.handler(inf, watcher);
@@ -526,7 +535,7 @@ TEST_CASE("a subscription resumed from before the deletion window is refused") {
       request<informer_stats>(*f.system, inf, atoms::stats_atom::value).resource_version;
 
   subscription_options options;
-  options.deletions_since = since;
+  options.resume_from = since;
   CHECK_FALSE(subscribe_error(f, inf, options)); // within the window so far
 
   for (int i = 0; i < 3; ++i)
@@ -547,13 +556,13 @@ TEST_CASE("a subscription resumed from before the deletion window is refused") {
       first_deletion = std::string(d.object->meta().resource_version);
   REQUIRE_FALSE(first_deletion.empty());
   delta_recorder resumed;
-  options.deletions_since = first_deletion;
+  options.resume_from = first_deletion;
   f.handler(inf, resumed, options);
   REQUIRE(resumed.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
   CHECK(keys_of(resumed.deltas_copy(), delta_type::deleted) ==
         std::vector<std::string>{"default/cm-1", "default/cm-2"});
 
-  options.deletions_since = "not-a-number";
+  options.resume_from = "not-a-number";
   auto bad = subscribe_error(f, inf, options);
   REQUIRE(bad);
   CHECK(bad->code == errc::invalid_argument);
@@ -562,31 +571,31 @@ TEST_CASE("a subscription resumed from before the deletion window is refused") {
 TEST_CASE("a subscription resuming before the informer's first list is refused") {
   fixture f;
   auto config = f.config_maps_config();
-  config.deletion_window = 64;
+  config.change_window = 64;
   // Nothing to list from: the informer's first list cannot complete.
   config.resource = group_version_resource{"", "v1", "nothings"};
   auto inf = f.informer(config);
   subscription_options options;
-  options.deletions_since = "1";
+  options.resume_from = "1";
   auto refused = subscribe_error(f, inf, options);
   REQUIRE(refused);
   CHECK(refused->message.find("has not listed yet") != std::string::npos);
 }
 
-TEST_CASE("an informer without a deletion window refuses resumed subscriptions") {
+TEST_CASE("an informer without a change window refuses resumed subscriptions") {
   fixture f;
   f.create("default", "cm-0");
-  auto inf = f.informer(f.config_maps_config()); // deletion_window: 0 by default
+  auto inf = f.informer(f.config_maps_config()); // change_window: 0 by default
   delta_recorder watcher;
   f.handler(inf, watcher);
   REQUIRE(f.converges(watcher));
   f.remove("default", "cm-0");
   REQUIRE(f.converges(watcher));
   subscription_options options;
-  options.deletions_since =
+  options.resume_from =
       request<informer_stats>(*f.system, inf, atoms::stats_atom::value).resource_version;
   auto refused = subscribe_error(f, inf, options);
   REQUIRE(refused);
   CHECK(refused->code == errc::expired);
-  CHECK(refused->message.find("deletion_window is 0") != std::string::npos);
+  CHECK(refused->message.find("change_window is 0") != std::string::npos);
 }

@@ -684,7 +684,7 @@ TEST_CASE("to_cache_options maps defaults and one by_object entry per informer",
   CHECK(options.default_transform != nullptr);
   CHECK(options.sync_period == 90s);
   CHECK(options.reader_fail_on_missing_informer);
-  CHECK(options.deletion_window == read_api_deletion_window); // the read API resumes watches
+  CHECK(options.change_window == read_api_change_window); // the read API resumes watches
   REQUIRE(options.by_object.size() == 2);
 
   const auto& pods = options.by_object[0];

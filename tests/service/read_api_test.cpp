@@ -98,13 +98,14 @@ struct read_api_fixture {
     configure_actor_system(cfg);
     system = std::make_unique<caf::actor_system>(cfg);
     cache_options cache_config;
-    cache_config.deletion_window = 1024; // as kinformerd's: resumed watches need it
+    cache_config.change_window = 1024; // as kinformerd's: resumed watches need it
     cache = spawn_cache(*system, client, cache_config);
 
     read_api_options options;
     for (const auto& gvr : {sim::pods_resource, sim::deployments_resource})
       options.resources.push_back(*sim.store().find_resource(gvr));
     options.resources.push_back(sim::cluster_widget_resource_info());
+    options.bookmark_interval = std::chrono::milliseconds(200); // quick periodic bookmarks
     api = std::make_unique<read_api>(*system, cache, options);
     server = std::make_unique<http_server>(std::move(server_options));
     api->attach(*server);
@@ -165,6 +166,22 @@ struct read_api_fixture {
     return keys;
   }
 };
+
+// Sets label `key`=`value` on pod ns/name; the written object.
+sim::stored_object label_pod(sim::storage& store, const std::string& ns, const std::string& name,
+                             const std::string& key, const std::string& value) {
+  auto stored = store.get(sim::pods_resource, ns, name);
+  REQUIRE(stored.ok());
+  json::value changed(stored->object->tree(), {});
+  changed.at("metadata").as_object()["labels"].as_object()[key] = value;
+  auto written = store.update_value(sim::pods_resource, ns, name, changed);
+  REQUIRE(written.ok());
+  return *written;
+}
+
+std::string version_of(const json::value& event) {
+  return std::string(event.at("object").at("metadata").at("resourceVersion").as_string());
+}
 
 // Keys of the items of a List (kubectl -o json or a raw list).
 std::set<std::string> item_keys(const std::string& list_json) {
@@ -417,9 +434,11 @@ TEST_CASE_METHOD(read_api_fixture,
     if (event.at("type") == "ADDED")
       added.insert("default/" +
                    std::string(event.at("object").at("metadata").at("name").as_string()));
-    if (event.at("type") == "BOOKMARK") {
+    if (event.at("type") == "BOOKMARK" && !bookmark) {
+      // The first one ends the initial events; periodic ones (every 200 ms here) follow.
       CHECK(event.at("object").at("metadata").at("annotations").at("k8s.io/initial-events-end") ==
             "true");
+      CHECK(added == truth(sim::deployments_resource, "default"));
       bookmark = true;
     }
   }
@@ -651,4 +670,140 @@ TEST_CASE_METHOD(read_api_fixture,
   caf::anon_send_exit(informers.front().informer, caf::exit_reason::kill);
   // The stream ends long before its timeout; the client watches again (or relists).
   CHECK(w.next_event().is_null());
+}
+
+TEST_CASE_METHOD(
+    read_api_fixture,
+    "read_api: a resumed watch reports, in order, what left and entered its selection") {
+  auto pods = truth(sim::pods_resource, "ns-1");
+  REQUIRE(pods.size() >= 3);
+  auto it = pods.begin();
+  const std::string p(split_object_key(*it++).name), q(split_object_key(*it++).name),
+      r(split_object_key(*it++).name);
+  label_pod(store(), "ns-1", p, "flip", "x");
+  label_pod(store(), "ns-1", q, "flip", "x");
+
+  raw_client c(server->port());
+  // Listed again until the cache has both changes (each try is a round trip, not a sleep).
+  const std::set<std::string> both{"ns-1/" + p, "ns-1/" + q};
+  auto list = c.request("/api/v1/namespaces/ns-1/pods?labelSelector=flip%3Dx");
+  for (int tries = 0; tries < 10000 && item_keys(list.body()) != both; ++tries)
+    list = c.request("/api/v1/namespaces/ns-1/pods?labelSelector=flip%3Dx");
+  REQUIRE(list.result_int() == 200);
+  REQUIRE(item_keys(list.body()) == both);
+  const std::string listed_at(
+      json::parse(list.body()).at("metadata").at("resourceVersion").as_string());
+
+  // While no watch is open: p flips out; q flips out, then is deleted; r flips in.
+  auto p_out = label_pod(store(), "ns-1", p, "flip", "y");
+  auto q_out = label_pod(store(), "ns-1", q, "flip", "y");
+  REQUIRE(store().remove(sim::pods_resource, "ns-1", q).ok());
+  auto r_in = label_pod(store(), "ns-1", r, "flip", "x");
+
+  raw_client w(server->port());
+  REQUIRE(w.open_watch("/api/v1/namespaces/ns-1/pods?watch=true&labelSelector=flip%3Dx"
+                       "&resourceVersion=" +
+                       listed_at) == 200);
+  std::vector<std::string> seen;
+  std::uint64_t last = std::stoull(listed_at);
+  for (int i = 0; i < 3; ++i) {
+    auto event = w.next_event();
+    REQUIRE(event.is_object());
+    INFO(json::serialize(event));
+    const auto& meta = event.at("object").at("metadata");
+    seen.push_back(std::string(event.at("type").as_string()) + " " +
+                   std::string(meta.at("name").as_string()));
+    auto rv = std::stoull(version_of(event));
+    CHECK(rv > last); // resourceVersion order: resuming from any event misses nothing
+    last = rv;
+    if (event.at("type") == "DELETED") // the last state that matched, at the change's version
+      CHECK(meta.at("labels").at("flip") == "x");
+  }
+  CHECK(seen == std::vector<std::string>{"DELETED " + p, "DELETED " + q, "ADDED " + r});
+  CHECK(last == std::stoull(std::string(r_in.object->meta().resource_version)));
+
+  // The live path decides the same way: r flips out while the watch is open.
+  auto r_out = label_pod(store(), "ns-1", r, "flip", "z");
+  auto event = w.next_event();
+  REQUIRE(event.is_object());
+  CHECK(event.at("type") == "DELETED");
+  CHECK(event.at("object").at("metadata").at("labels").at("flip") == "x");
+  CHECK(version_of(event) == r_out.object->meta().resource_version);
+  (void)p_out;
+  (void)q_out;
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: the simulator sends a stopped-matching DELETED the same way") {
+  auto pods = truth(sim::pods_resource, "ns-2");
+  REQUIRE_FALSE(pods.empty());
+  const std::string p(split_object_key(*pods.begin()).name);
+  label_pod(store(), "ns-2", p, "flip", "x");
+  raw_client direct(sim.port());
+  REQUIRE(direct.open_watch("/api/v1/namespaces/ns-2/pods?watch=true&labelSelector=flip%3Dx"
+                            "&resourceVersion=0") == 200);
+  auto added = direct.next_event();
+  REQUIRE(added.is_object());
+  CHECK(added.at("type") == "ADDED");
+  auto out = label_pod(store(), "ns-2", p, "flip", "y");
+  auto event = direct.next_event();
+  REQUIRE(event.is_object());
+  CHECK(event.at("type") == "DELETED");
+  CHECK(event.at("object").at("metadata").at("labels").at("flip") == "x");
+  CHECK(version_of(event) == out.object->meta().resource_version);
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: bookmarks carry the snapshot's version, also for an empty selection, "
+                 "and keep coming") {
+  raw_client c(server->port());
+  auto list = c.request("/api/v1/pods");
+  REQUIRE(list.result_int() == 200);
+  const auto listed_at = std::stoull(
+      std::string(json::parse(list.body()).at("metadata").at("resourceVersion").as_string()));
+
+  raw_client w(server->port());
+  REQUIRE(w.open_watch("/api/v1/pods?watch=true&labelSelector=nothing%3Dhere"
+                       "&allowWatchBookmarks=true&sendInitialEvents=true"
+                       "&resourceVersionMatch=NotOlderThan") == 200);
+  auto end = w.next_event();
+  REQUIRE(end.is_object());
+  INFO(json::serialize(end));
+  REQUIRE(end.at("type") == "BOOKMARK");
+  CHECK(end.at("object").at("metadata").at("annotations").at("k8s.io/initial-events-end") ==
+        "true");
+  CHECK(std::stoull(version_of(end)) >= listed_at);
+
+  // A change nobody in this selection sees, then a periodic bookmark at or past it.
+  auto pods = truth(sim::pods_resource, "default");
+  REQUIRE_FALSE(pods.empty());
+  auto changed = label_pod(store(), "default", std::string(split_object_key(*pods.begin()).name),
+                           "unseen", "1");
+  const auto changed_at = std::stoull(std::string(changed.object->meta().resource_version));
+  for (;;) {
+    auto event = w.next_event();
+    REQUIRE(event.is_object());
+    REQUIRE(event.at("type") == "BOOKMARK");
+    CHECK_FALSE(event.at("object").at("metadata").as_object().contains("annotations"));
+    if (std::stoull(version_of(event)) >= changed_at)
+      break; // the quiet watch can resume past the change
+  }
+}
+
+TEST_CASE_METHOD(read_api_fixture, "read_api: timeoutSeconds=0 means the server's default") {
+  raw_client c(server->port());
+  auto list = c.request("/api/v1/namespaces/ns-1/pods");
+  REQUIRE(list.result_int() == 200);
+  std::string rv(json::parse(list.body()).at("metadata").at("resourceVersion").as_string());
+  raw_client w(server->port());
+  REQUIRE(w.open_watch("/api/v1/namespaces/ns-1/pods?watch=true&timeoutSeconds=0"
+                       "&resourceVersion=" +
+                       rv) == 200);
+  auto pods = truth(sim::pods_resource, "ns-1");
+  const std::string p(split_object_key(*pods.begin()).name);
+  label_pod(store(), "ns-1", p, "still", "open");
+  auto event = w.next_event(); // not the end of the stream
+  REQUIRE(event.is_object());
+  CHECK(event.at("type") == "MODIFIED");
+  CHECK(event.at("object").at("metadata").at("name").as_string() == p);
 }

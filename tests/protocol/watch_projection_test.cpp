@@ -1,0 +1,43 @@
+// The selection projection shared by the simulator's watches and the read API: which event a
+// narrowed watch is sent for each change, and the version stamp of a stopped-matching DELETED.
+
+#include "protocol/object.hpp"
+#include "protocol/watch_projection.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kinformer;
+
+TEST_CASE("project_change follows the watch cache's table") {
+  using p = watch_projection;
+  // Additions and deletions: as they are, when the object matches.
+  CHECK(project_change(event_type::added, true, false) == p::as_is);
+  CHECK(project_change(event_type::added, false, false) == p::none);
+  CHECK(project_change(event_type::deleted, true, false) == p::as_is);
+  CHECK(project_change(event_type::deleted, false, true) == p::none);
+  // Modifications: by the states before and after.
+  CHECK(project_change(event_type::modified, true, true) == p::as_is);
+  CHECK(project_change(event_type::modified, true, false) == p::started_matching);
+  CHECK(project_change(event_type::modified, false, true) == p::stopped_matching);
+  CHECK(project_change(event_type::modified, false, false) == p::none);
+
+  CHECK(projected_type(p::as_is, event_type::modified) == event_type::modified);
+  CHECK(projected_type(p::started_matching, event_type::modified) == event_type::added);
+  CHECK(projected_type(p::stopped_matching, event_type::modified) == event_type::deleted);
+}
+
+TEST_CASE("with_resource_version replaces the version's bytes and nothing else") {
+  const std::string text =
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"default",)"
+      R"("resourceVersion":"17","labels":{"resourceVersion":"17"}},"spec":{"x":"17"}})";
+  auto obj = object::parse(text);
+  REQUIRE(obj.ok());
+  const std::string stamped = with_resource_version(**obj, "12345");
+  CHECK(stamped ==
+        R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"default",)"
+        R"("resourceVersion":"12345","labels":{"resourceVersion":"17"}},"spec":{"x":"17"}})");
+  auto reparsed = object::parse(stamped);
+  REQUIRE(reparsed.ok());
+  CHECK((*reparsed)->meta().resource_version == "12345");
+  CHECK((*reparsed)->meta().label("resourceVersion") == "17");
+}
