@@ -316,7 +316,7 @@ std::size_t object::heap_bytes() const noexcept {
   return block_bytes_;
 }
 
-object_ptr object::to_partial_metadata() const {
+std::string object::partial_metadata_json() const {
   std::string text = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
   // The metadata's own text is copied as it is.
   if (metadata_end_ > metadata_begin_)
@@ -324,8 +324,12 @@ object_ptr object::to_partial_metadata() const {
   else
     text += "{}";
   text += "}";
+  return text;
+}
+
+object_ptr object::to_partial_metadata() const {
   // Every field of the source was already validated, so this cannot fail.
-  return *parse(text);
+  return *parse(partial_metadata_json());
 }
 
 std::optional<std::string> object::field(std::string_view dotted_path) const {

@@ -111,6 +111,8 @@ public:
   // (apiVersion meta.k8s.io/v1), exactly as the API server returns it for
   // `as=PartialObjectMetadata`: its metadata text is copied as it is.
   object_ptr to_partial_metadata() const;
+  // Its text alone, for a reader that only sends it on.
+  std::string partial_metadata_json() const;
 
   // Reads a dotted path ("status.phase", "spec.nodeName") from the text: for field selectors and
   // field indexes. metadata.name and metadata.namespace come from meta().

@@ -5,12 +5,14 @@
 #include "app/kinformerd/read_api.hpp"
 
 #include "actors/error_bridge.hpp"
+#include "app/apiserver/response_form.hpp"
+#include "app/apiserver/table.hpp"
+#include "app/apiserver/watch_projection.hpp"
 #include "app/kinformerd/continue_snapshots.hpp"
 #include "app/kubesim/api_status.hpp"
 #include "app/kubesim/discovery_docs.hpp"
 #include "app/kubesim/openapi_docs.hpp"
 #include "app/kubesim/request_path.hpp"
-#include "protocol/watch_projection.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <span>
 
 namespace kinformer::service {
 
@@ -86,10 +89,22 @@ struct read_request {
   bool send_initial_events = false;
   // What a continue token is bound to: the same collection and selectors.
   std::string selection;
+  // The answer's shape (Accept), what a Table's rows carry, and which of the kind's configured
+  // informers answers: the metadata-only one, whose objects are PartialObjectMetadata already.
+  apiserver::response_shape shape = apiserver::response_shape::object;
+  apiserver::include_object include = apiserver::include_object::metadata;
+  bool metadata_informer = false;
 
   kind_request kind() const {
     return kind_request{group_version_kind{info->gvr.group, info->gvr.version, info->kind}, "",
-                        false};
+                        metadata_informer};
+  }
+  // One object's text in the shape asked for (a Table is made by the callers).
+  std::string_view item_text(const object& obj, std::string& scratch) const {
+    if (shape == apiserver::response_shape::object || metadata_informer)
+      return obj.json_text();
+    scratch = obj.partial_metadata_json();
+    return scratch;
   }
   bool matches(const object& obj) const {
     if (!namespace_.empty() && obj.meta().namespace_ != namespace_)
@@ -180,33 +195,49 @@ namespace {
 using state_ptr = std::shared_ptr<read_api::state>;
 
 // `{"kind":"PodList",...}` with items[offset, offset+count) of the snapshot, as pieces: the
-// envelope, then each stored object's own bytes, which are sent without being copied.
+// envelope, then each stored object's own bytes, which are sent without being copied. Metadata
+// asked of full objects is cut from their text; a Table is built whole.
 http_response list_reply(const read_request& req, const std::string& continue_token,
                          std::shared_ptr<const page_snapshot> snapshot, std::size_t offset,
                          std::size_t count) {
   const object_list& items = snapshot->items;
+  std::optional<std::int64_t> remaining;
+  if (!continue_token.empty())
+    remaining = static_cast<std::int64_t>(items.size() - offset - count);
+  if (req.shape == apiserver::response_shape::table)
+    return json_reply(apiserver::table_json(
+        std::span<const object_ptr>(items).subspan(offset, count), req.include,
+        {snapshot->resource_version, continue_token, remaining}));
   boost::json::object metadata{{"resourceVersion", snapshot->resource_version}};
   if (!continue_token.empty()) {
     metadata["continue"] = continue_token;
-    metadata["remainingItemCount"] = static_cast<std::int64_t>(items.size() - offset - count);
+    metadata["remainingItemCount"] = *remaining;
   }
   struct owner {
     std::string head;
     std::shared_ptr<const page_snapshot> snapshot;
+    std::vector<std::string> cut; // metadata cut from full objects
   };
   auto held = std::make_shared<owner>();
-  held->head = "{\"kind\":" + boost::json::serialize(boost::json::value(req.info->list_kind())) +
-               ",\"apiVersion\":" +
-               boost::json::serialize(boost::json::value(req.info->gvr.gv().api_version())) +
+  const bool partial = req.shape == apiserver::response_shape::partial_metadata;
+  const std::string kind = partial ? "PartialObjectMetadataList" : req.info->list_kind();
+  const std::string api_version = partial ? "meta.k8s.io/v1" : req.info->gvr.gv().api_version();
+  held->head = "{\"kind\":" + boost::json::serialize(boost::json::value(kind)) +
+               ",\"apiVersion\":" + boost::json::serialize(boost::json::value(api_version)) +
                ",\"metadata\":" + boost::json::serialize(metadata) + ",\"items\":[";
   held->snapshot = std::move(snapshot);
+  if (partial && !req.metadata_informer)
+    held->cut.resize(count);
   http_response reply;
   reply.body_pieces.reserve(2 * count + 2);
   reply.body_pieces.push_back(held->head);
+  std::string unused;
   for (std::size_t i = offset; i < offset + count; ++i) {
     if (i != offset)
       reply.body_pieces.push_back(",");
-    reply.body_pieces.push_back(items[i]->json_text());
+    reply.body_pieces.push_back(held->cut.empty()
+                                    ? items[i]->json_text()
+                                    : req.item_text(*items[i], held->cut[i - offset]));
   }
   reply.body_pieces.push_back("]}");
   reply.pieces_owner = std::move(held);
@@ -361,8 +392,15 @@ void serve_get(const state_ptr& st, read_request req, std::shared_ptr<http_excha
           self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
                         cache_get_request{req.kind(), req.namespace_, req.name})
               .then(
-                  [exchange](const object_ptr& obj) {
-                    exchange->respond(json_reply(std::string(obj->json_text())));
+                  [exchange, req](const object_ptr& obj) {
+                    if (req.shape == apiserver::response_shape::table) {
+                      exchange->respond(json_reply(
+                          apiserver::table_json(std::span<const object_ptr>(&obj, 1), req.include,
+                                                {obj->meta().resource_version, {}, {}})));
+                      return;
+                    }
+                    std::string scratch;
+                    exchange->respond(json_reply(std::string(req.item_text(*obj, scratch))));
                   },
                   [failed](const caf::error& err) { failed(from_caf_error(err)); });
         },
@@ -394,6 +432,7 @@ struct watch_context {
   std::string newest;                       // the newest resourceVersion sent
   std::size_t progress_left = 0;            // progress answers a bookmark waits for
   std::vector<std::string> progress_versions;
+  bool table_columns_sent = false;
   bool done = false;
 
   void note_version(std::string_view rv) {
@@ -413,24 +452,47 @@ struct watch_context {
                                                             : event_type::deleted;
     const bool now = req.matches(*d.object);
     const bool before = type == event_type::modified && d.old_object && req.matches(*d.old_object);
-    const watch_projection projection = project_change(type, now, before);
-    if (projection == watch_projection::none)
+    const apiserver::watch_projection projection = apiserver::project_change(type, now, before);
+    if (projection == apiserver::watch_projection::none)
       return {};
     const std::string_view rv = d.object->meta().resource_version;
     note_version(rv);
-    const char* name = to_string(projected_type(projection, type));
-    if (projection == watch_projection::stopped_matching)
-      return watch_line(name, with_resource_version(*d.old_object, rv));
-    return watch_line(name, d.object->json_text());
+    const char* name = to_string(apiserver::projected_type(projection, type));
+    if (projection != apiserver::watch_projection::stopped_matching)
+      return watch_line(name, shaped(d.object));
+    auto stamped = apiserver::with_resource_version(*d.old_object, rv);
+    if (req.shape == apiserver::response_shape::object)
+      return watch_line(name, stamped);
+    auto reparsed = object::parse(stamped); // a valid object with a new version: cannot fail
+    return watch_line(name, reparsed ? shaped(*reparsed) : stamped);
   }
 
+  // An event's object in the shape asked for; a Table's first event alone has its columns.
+  std::string shaped(const object_ptr& obj) {
+    if (req.shape == apiserver::response_shape::table) {
+      const bool first = !table_columns_sent;
+      table_columns_sent = true;
+      return apiserver::table_json(std::span<const object_ptr>(&obj, 1), req.include,
+                                   {obj->meta().resource_version, {}, {}}, first);
+    }
+    std::string scratch;
+    return std::string(req.item_text(*obj, scratch));
+  }
+
+  // A BOOKMARK's object: the kind asked for (PartialObjectMetadata for metadata clients, which
+  // decode nothing else; an empty Table for a Table watch) with the version alone.
   std::string bookmark(const std::string& resource_version, bool initial_events_end) const {
+    if (req.shape == apiserver::response_shape::table)
+      return watch_line("BOOKMARK",
+                        apiserver::table_json({}, req.include, {resource_version, {}, {}}, false));
     boost::json::object metadata{{"resourceVersion", resource_version}};
     if (initial_events_end)
       metadata["annotations"] = {{"k8s.io/initial-events-end", "true"}};
-    boost::json::object bookmark{{"kind", req.info->kind},
-                                 {"apiVersion", req.info->gvr.gv().api_version()},
-                                 {"metadata", std::move(metadata)}};
+    const bool partial = req.shape == apiserver::response_shape::partial_metadata;
+    boost::json::object bookmark{
+        {"kind", partial ? std::string("PartialObjectMetadata") : req.info->kind},
+        {"apiVersion", partial ? std::string("meta.k8s.io/v1") : req.info->gvr.gv().api_version()},
+        {"metadata", std::move(metadata)}};
     return watch_line("BOOKMARK", boost::json::serialize(bookmark));
   }
 
@@ -730,6 +792,43 @@ std::optional<status> parse_query(const sim::request_target& target, read_reques
   return std::nullopt;
 }
 
+// The answer's shape from the Accept header, and the configured informer that can give it: a
+// form the configuration did not ask for is refused (406), never fetched.
+std::optional<status> choose_form(const read_api_options& options, const http_request& request,
+                                  const sim::request_target& target, read_request& req) {
+  const auto verb = req.watch           ? apiserver::request_verb::watch
+                    : !req.name.empty() ? apiserver::request_verb::get
+                                        : apiserver::request_verb::list;
+  auto shape = apiserver::negotiate_shape(request.header("accept").value_or(""), verb);
+  if (!shape)
+    return sim::make_failure(406, "NotAcceptable", std::string(apiserver::not_acceptable_message));
+  req.shape = *shape;
+  auto include = apiserver::parse_include_object(target.param("includeObject").value_or(""));
+  if (!include)
+    return sim::bad_request("includeObject: Unsupported value: \"" +
+                            std::string(target.param("includeObject").value_or("")) +
+                            "\": supported values: \"None\", \"Metadata\", \"Object\"");
+  req.include = *include;
+  read_api_options::stored_forms forms;
+  if (auto it = options.forms.find(req.info->gvr.to_string()); it != options.forms.end())
+    forms = it->second;
+  const bool needs_full = req.shape == apiserver::response_shape::object ||
+                          (req.shape == apiserver::response_shape::table &&
+                           req.include == apiserver::include_object::object);
+  if (needs_full && !forms.full)
+    return sim::make_failure(406, "NotAcceptable",
+                             req.info->gvr.resource +
+                                 " are cached as metadata only: ask for "
+                                 "application/json;as=PartialObjectMetadata" +
+                                 (verb == apiserver::request_verb::list ? "List" : "") +
+                                 ";g=meta.k8s.io;v=v1 (or a Table)");
+  // Metadata and tables come from the metadata-only informer when there is one: nothing to cut.
+  req.metadata_informer = !needs_full && forms.metadata;
+  if (!forms.full && !forms.metadata)
+    return sim::resource_not_found();
+  return std::nullopt;
+}
+
 std::optional<std::string> openapi_document(const std::vector<sim::resource_info>& resources,
                                             const std::vector<std::string>& segments,
                                             const std::string& git_version) {
@@ -839,6 +938,10 @@ void read_api::handle(const http_request& request, std::shared_ptr<http_exchange
   req.watch = path.watch_prefix;
   if (auto bad = parse_query(*target, req)) {
     exchange->respond(status_reply(*bad));
+    return;
+  }
+  if (auto refused = choose_form(st->options, request, *target, req)) {
+    exchange->respond(status_reply(*refused));
     return;
   }
   if (req.watch)

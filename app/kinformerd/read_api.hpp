@@ -13,6 +13,11 @@
 // - Watch: ?watch=1|true (or the /watch/ path prefix) as WatchEvent JSON lines, driven by
 //   subscriptions to the kind's informers; timeoutSeconds ends it cleanly. On an item path it
 //   watches that one object.
+// - The Accept header is honoured (app/apiserver/response_form.hpp): plain objects; metadata-only
+//   clients' as=PartialObjectMetadata(List), from the kind's metadata-only informer or cut from
+//   full objects; kubectl's as=Table (app/apiserver/table.hpp, with includeObject). Anything else
+//   is 406 NotAcceptable, and so are whole objects of a kind configured metadata-only: the read
+//   API answers only from the informers the configuration asked for, in their form.
 // - Errors as Status JSON: 404 unknown kind or object, 400 bad selector or parameter, 410 expired
 //   continue token or unservable resourceVersion, 504 for a resourceVersion newer than the cache.
 //
@@ -66,6 +71,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +90,16 @@ struct read_api_options {
   std::chrono::seconds default_watch_timeout{1800};
   // Periodic bookmarks of watches that allow them (the API server sends about one a minute).
   std::chrono::milliseconds bookmark_interval{60000};
+  // Which informers the configuration keeps for each served kind, by
+  // group_version_resource::to_string(): full objects, metadata only (PartialObjectMetadata), or
+  // both. A kind not listed has a full informer. A request is answered only from these: objects
+  // from a full one; metadata and tables from the metadata-only one when there is one, else cut
+  // from full objects. Objects of a kind cached as metadata only are refused (406), never fetched.
+  struct stored_forms {
+    bool full = true;
+    bool metadata = false;
+  };
+  std::map<std::string, stored_forms> forms;
   // Paged lists kept for continue tokens (see continue_snapshots.hpp): at most this many, each
   // until its last page is served and for at most continue_max_age.
   std::size_t continue_snapshots = 32;

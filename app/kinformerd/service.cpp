@@ -159,13 +159,14 @@ struct kinformerd::impl {
   status_result start();
   void stop();
   result<connection_config> connect();
-  status_result start_informers(std::vector<sim::resource_info>& served);
+  // Starts the configured informers; fills in what the read API serves from them.
+  status_result start_informers(read_api_options& served);
   status_result start_handlers();
   status_result start_webhooks(std::vector<webhook_plan> plans);
   status_result start_leader_election(std::vector<webhook_plan> plans);
   void release_leadership();
   status_result start_metrics_server();
-  status_result start_api_server(std::vector<sim::resource_info> served);
+  status_result start_api_server(read_api_options served);
   status_result start_remote();
   void start_ticker();
 };
@@ -204,7 +205,7 @@ result<connection_config> kinformerd::impl::connect() {
   return from_server_url(simulator->url());
 }
 
-status_result kinformerd::impl::start_informers(std::vector<sim::resource_info>& served) {
+status_result kinformerd::impl::start_informers(read_api_options& served) {
   // Resolve every configured kind first: a typo fails start-up with the server's own names.
   rest_mapper mapper([this](const std::string& path) { return client->get_document_sync(path); });
   caf::scoped_actor self{*system};
@@ -213,7 +214,17 @@ status_result kinformerd::impl::start_informers(std::vector<sim::resource_info>&
     if (!mapping)
       return error{mapping.err().code,
                    "informer " + informer.resource + ": " + mapping.err().message};
-    served.push_back(served_resource(mapping->resource, mapping->kind.kind, mapping->scope));
+    // One discovery entry per kind, whichever forms of it are configured.
+    const auto key = mapping->resource.to_string();
+    auto [forms, fresh] =
+        served.forms.try_emplace(key, read_api_options::stored_forms{false, false});
+    if (fresh)
+      served.resources.push_back(
+          served_resource(mapping->resource, mapping->kind.kind, mapping->scope));
+    if (informer.metadata_only.value_or(config.defaults.metadata_only))
+      forms->second.metadata = true;
+    else
+      forms->second.full = true;
     std::optional<error> failure;
     self->request(cache, 60s, atoms::get_informer_atom::value,
                   to_kind_request(informer, config.defaults))
@@ -405,7 +416,7 @@ status_result kinformerd::impl::start_metrics_server() {
   return ok_v;
 }
 
-status_result kinformerd::impl::start_api_server(std::vector<sim::resource_info> served) {
+status_result kinformerd::impl::start_api_server(read_api_options served) {
   if (config.listen.api.empty())
     return ok_v;
   http_server_options options;
@@ -417,9 +428,7 @@ status_result kinformerd::impl::start_api_server(std::vector<sim::resource_info>
     options.bearer_token = *token;
   }
   api_server = std::make_unique<http_server>(options);
-  read_api_options api_options;
-  api_options.resources = std::move(served);
-  api = std::make_unique<read_api>(*system, cache, std::move(api_options));
+  api = std::make_unique<read_api>(*system, cache, std::move(served));
   api->attach(*api_server);
   if (auto started = api_server->start(); !started)
     return error{started.err().code, "listen.api: " + started.err().message};
@@ -514,7 +523,7 @@ status_result kinformerd::impl::start() {
   options.observer = make_observer(log);
   cache = spawn_cache(*system, client, std::move(options));
 
-  std::vector<sim::resource_info> served;
+  read_api_options served;
   if (auto s = start_informers(served); !s)
     return s;
   if (auto s = start_handlers(); !s)

@@ -3,6 +3,7 @@
 
 #include "app/kubesim/rest_handler.hpp"
 
+#include "app/apiserver/response_form.hpp"
 #include "app/kubesim/api_status.hpp"
 #include "app/kubesim/discovery_docs.hpp"
 #include "app/kubesim/openapi_docs.hpp"
@@ -46,8 +47,15 @@ status invalid_list_options(std::string_view field, std::string_view detail) {
                           ": Forbidden: " + std::string(detail));
 }
 
-bool wants_metadata_only(std::string_view accept) {
-  return accept.find("as=PartialObjectMetadata") != std::string_view::npos;
+// The shape the Accept header asks for (app/apiserver/response_form.hpp; the simulator renders
+// no tables, so kubectl gets its plain JSON fallback); nullopt: 406.
+std::optional<apiserver::response_shape> shape_for(const api_request& req,
+                                                   apiserver::request_verb verb) {
+  return apiserver::negotiate_shape(req.accept, verb, false);
+}
+
+status not_acceptable() {
+  return make_failure(406, "NotAcceptable", std::string(apiserver::not_acceptable_message));
 }
 
 std::string quoted_json(std::string_view text) {
@@ -116,7 +124,10 @@ reply list_objects(storage& store, const resource_info& info, const resource_pat
   request.continue_token = std::string(target.param("continue").value_or(""));
   request.resource_version = std::move(options->resource_version);
   request.match = options->match;
-  request.metadata_only = wants_metadata_only(req.accept);
+  auto shape = shape_for(req, apiserver::request_verb::list);
+  if (!shape)
+    return status_reply(not_acceptable());
+  request.metadata_only = shape == apiserver::response_shape::partial_metadata;
   auto listed = store.list(request);
   if (!listed)
     return status_reply(listed.failure());
@@ -176,7 +187,10 @@ reply watch_objects(const resource_info& info, const resource_path& path,
   request.resource_version = std::move(options->resource_version);
   request.match = options->match;
   request.allow_bookmarks = *bookmarks;
-  request.metadata_only = wants_metadata_only(req.accept);
+  auto shape = shape_for(req, apiserver::request_verb::watch);
+  if (!shape)
+    return status_reply(not_acceptable());
+  request.metadata_only = shape == apiserver::response_shape::partial_metadata;
   auto seconds = timeout->has_value() && **timeout > 0 ? std::chrono::seconds(**timeout)
                                                        : sim_options.default_watch_timeout;
   return watch_reply{std::move(request), seconds};
@@ -184,8 +198,11 @@ reply watch_objects(const resource_info& info, const resource_path& path,
 
 simple_reply object_reply(const stored_object& stored, const api_request& req,
                           unsigned code = 200) {
-  if (wants_metadata_only(req.accept))
-    return json_reply(stored.object->to_partial_metadata()->to_json(), code);
+  auto shape = shape_for(req, apiserver::request_verb::get);
+  if (!shape)
+    return status_reply(not_acceptable());
+  if (shape == apiserver::response_shape::partial_metadata)
+    return json_reply(stored.object->partial_metadata_json(), code);
   return json_reply(*stored.json, code);
 }
 

@@ -1,11 +1,11 @@
 #include "app/kubesim/storage.hpp"
 
+#include "app/apiserver/watch_projection.hpp"
 #include "app/kubesim/api_status.hpp"
 #include "app/kubesim/continue_token.hpp"
 #include "app/kubesim/fault_plan.hpp"
 #include "app/kubesim/field_ownership.hpp"
 #include "app/kubesim/merge_patch.hpp"
-#include "protocol/watch_projection.hpp"
 
 #include <boost/json.hpp>
 
@@ -353,26 +353,27 @@ public:
     const bool now = matches(w.labels, w.fields, w.namespace_, *ev_.object.object);
     const bool before = ev_.type == event_type::modified &&
                         matches(w.labels, w.fields, w.namespace_, *ev_.previous.object);
-    const watch_projection v = project_change(ev_.type, now, before);
-    if (v == watch_projection::none)
+    const apiserver::watch_projection v = apiserver::project_change(ev_.type, now, before);
+    if (v == apiserver::watch_projection::none)
       return std::nullopt;
     return message(v, w.metadata_only);
   }
 
 private:
-  watch_message message(watch_projection v, bool metadata_only) {
+  watch_message message(apiserver::watch_projection v, bool metadata_only) {
     auto& slot = lines_[static_cast<int>(v) - 1][metadata_only ? 1 : 0];
-    const event_type type = projected_type(v, ev_.type);
+    const event_type type = apiserver::projected_type(v, ev_.type);
     const stored_object& full =
-        v == watch_projection::stopped_matching ? previous_at_event() : ev_.object;
+        v == apiserver::watch_projection::stopped_matching ? previous_at_event() : ev_.object;
     if (!slot.line) {
       if (metadata_only) {
         slot.object = metadata_projection(full);
         slot.line = make_line(type, *slot.object.json);
       } else {
         slot.object = full;
-        slot.line =
-            v == watch_projection::as_is && ev_.line ? ev_.line : make_line(type, *full.json);
+        slot.line = v == apiserver::watch_projection::as_is && ev_.line
+                        ? ev_.line
+                        : make_line(type, *full.json);
       }
     }
     return {type, ev_.resource_version, slot.object.object, slot.line};
@@ -382,8 +383,8 @@ private:
   // event's resourceVersion (watch_projection.hpp).
   const stored_object& previous_at_event() {
     if (!previous_at_event_.object) {
-      auto text = std::make_shared<const std::string>(
-          with_resource_version(*ev_.previous.object, std::to_string(ev_.resource_version)));
+      auto text = std::make_shared<const std::string>(apiserver::with_resource_version(
+          *ev_.previous.object, std::to_string(ev_.resource_version)));
       // A copy of a valid object with digits for its version: cannot fail.
       previous_at_event_ = stored_object{object::parse(*text).value(), text};
     }

@@ -499,6 +499,15 @@ TEST_CASE("lists: selectors, paging, metadata-only, cluster scope", "[sim_http]"
   CHECK(one.json().at("kind").as_string() == "PartialObjectMetadata");
   CHECK(one.json().as_object().if_contains("data") == nullptr);
 
+  // What the simulator cannot produce is the API server's 406, as the read API answers it.
+  CHECK(get(port, "/api/v1/configmaps", accepting("application/yaml")).code == 406);
+  CHECK(get(port, "/api/v1/namespaces/default/configmaps/cm1",
+            accepting("application/json;as=Scale;g=autoscaling;v=v1"))
+            .code == 406);
+  CHECK(get(port, "/api/v1/configmaps?watch=1",
+            accepting("application/json;as=Table;v=v1;g=meta.k8s.io"))
+            .code == 406);
+
   // Cluster-scoped resources and namespaces themselves.
   REQUIRE(call(port, "POST", "/api/v1/nodes",
                body(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}})"))

@@ -91,6 +91,14 @@ struct read_api_fixture {
     REQUIRE(sim.store()
                 .create_value(sim::cluster_widgets_resource, "", generator.cluster_widget())
                 .ok());
+    for (int i = 0; i < 3; ++i) // served metadata-only: their data must never be served
+      REQUIRE(sim.store()
+                  .create_value(sim::config_maps_resource, "default",
+                                json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                                            R"({"name":"cm-)" +
+                                            std::to_string(i) +
+                                            R"("},"data":{"secret":"do-not-serve"}})"))
+                  .ok());
     REQUIRE(sim.start().ok());
     auto created = api_client::create(*from_server_url(sim.url()));
     REQUIRE(created.ok());
@@ -105,6 +113,8 @@ struct read_api_fixture {
     for (const auto& gvr : {sim::pods_resource, sim::deployments_resource})
       options.resources.push_back(*sim.store().find_resource(gvr));
     options.resources.push_back(sim::cluster_widget_resource_info());
+    options.resources.push_back(*sim.store().find_resource(sim::config_maps_resource));
+    options.forms[sim::config_maps_resource.to_string()] = {false, true}; // metadata only
     options.bookmark_interval = std::chrono::milliseconds(200); // quick periodic bookmarks
     api = std::make_unique<read_api>(*system, cache, options);
     server = std::make_unique<http_server>(std::move(server_options));
@@ -203,6 +213,8 @@ public:
     socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   }
 
+  std::string accept; // the Accept header of every request; empty: none
+
   http::response<http::string_body> request(const std::string& target,
                                             http::verb verb = http::verb::get,
                                             const std::string& token = "") {
@@ -216,6 +228,8 @@ public:
             const std::string& token = "") {
     http::request<http::string_body> request{verb, target, 11};
     request.set(http::field::host, "127.0.0.1");
+    if (!accept.empty())
+      request.set(http::field::accept, accept);
     if (!token.empty())
       request.set(http::field::authorization, "Bearer " + token);
     request.prepare_payload();
@@ -366,7 +380,7 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: kubectl gets deployments.apps, one
   // kubectl words this miss generically ("the server could not find the requested resource"),
   // as it does against the simulator; the raw-HTTP test checks the Status message itself.
   // A kind the read API does not serve is unknown to kubectl.
-  auto unknown = kubectl({"get", "configmaps"});
+  auto unknown = kubectl({"get", "secrets"});
   CHECK(unknown.exit_code != 0);
 }
 
@@ -525,7 +539,7 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: discovery shows the served kinds o
   std::set<std::string> names;
   for (const auto& r : core.at("resources").as_array())
     names.insert(std::string(r.at("name").as_string()));
-  CHECK(names == std::set<std::string>{"pods"});
+  CHECK(names == std::set<std::string>{"pods", "configmaps"});
   auto groups = json::parse(c.request("/apis").body());
   std::set<std::string> group_names;
   for (const auto& g : groups.at("groups").as_array())
@@ -806,4 +820,146 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: timeoutSeconds=0 means the server'
   REQUIRE(event.is_object());
   CHECK(event.at("type") == "MODIFIED");
   CHECK(event.at("object").at("metadata").at("name").as_string() == p);
+}
+
+namespace {
+
+constexpr const char* metadata_list_accept =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+constexpr const char* metadata_accept =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+constexpr const char* table_accept = "application/json;as=Table;v=v1;g=meta.k8s.io,"
+                                     "application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
+                                     "application/json";
+
+// Every item is PartialObjectMetadata: metadata, no spec or data.
+void check_partial(const json::value& obj) {
+  CHECK(obj.at("kind") == "PartialObjectMetadata");
+  CHECK(obj.at("apiVersion") == "meta.k8s.io/v1");
+  CHECK(obj.at("metadata").as_object().contains("name"));
+  CHECK_FALSE(obj.as_object().contains("spec"));
+  CHECK_FALSE(obj.as_object().contains("data"));
+}
+
+} // namespace
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: metadata-only clients list and watch PartialObjectMetadata") {
+  raw_client c(server->port());
+  c.accept = metadata_list_accept;
+  auto list = c.request("/api/v1/namespaces/ns-1/pods");
+  REQUIRE(list.result_int() == 200);
+  auto body = json::parse(list.body());
+  CHECK(body.at("kind") == "PartialObjectMetadataList");
+  CHECK(body.at("apiVersion") == "meta.k8s.io/v1");
+  for (const auto& item : body.at("items").as_array())
+    check_partial(item);
+  CHECK(item_keys(list.body()) == truth(sim::pods_resource, "ns-1"));
+  std::string rv(body.at("metadata").at("resourceVersion").as_string());
+
+  raw_client w(server->port());
+  w.accept = metadata_accept;
+  REQUIRE(w.open_watch("/api/v1/namespaces/ns-1/pods?watch=true&allowWatchBookmarks=true"
+                       "&resourceVersion=" +
+                       rv) == 200);
+  auto pods = truth(sim::pods_resource, "ns-1");
+  const std::string p(split_object_key(*pods.begin()).name);
+  label_pod(store(), "ns-1", p, "seen", "by-metadata");
+  for (;;) {
+    auto event = w.next_event();
+    REQUIRE(event.is_object());
+    check_partial(event.at("object")); // bookmarks included: the client decodes nothing else
+    if (event.at("type") == "BOOKMARK")
+      continue;
+    CHECK(event.at("type") == "MODIFIED");
+    CHECK(event.at("object").at("metadata").at("labels").at("seen") == "by-metadata");
+    break;
+  }
+
+  // One object, and the item form asked of a list.
+  c.accept = metadata_accept;
+  auto one = c.request("/api/v1/namespaces/ns-1/pods/" + p);
+  REQUIRE(one.result_int() == 200);
+  check_partial(json::parse(one.body()));
+}
+
+TEST_CASE_METHOD(read_api_fixture, "read_api: kubectl's Table, and 406 for what cannot be served") {
+  raw_client c(server->port());
+  c.accept = table_accept;
+  auto table = c.request("/api/v1/namespaces/ns-2/pods?limit=4");
+  REQUIRE(table.result_int() == 200);
+  auto body = json::parse(table.body());
+  CHECK(body.at("kind") == "Table");
+  CHECK(body.at("columnDefinitions").as_array().size() == 2);
+  CHECK(body.at("rows").as_array().size() == 4);
+  CHECK_FALSE(body.at("metadata").at("continue").as_string().empty());
+  for (const auto& row : body.at("rows").as_array())
+    check_partial(row.at("object"));
+
+  c.accept = "application/yaml";
+  auto refused = c.request("/api/v1/pods");
+  CHECK(refused.result_int() == 406);
+  CHECK(reason_of(refused.body()) == "NotAcceptable");
+  c.accept = "application/json;as=Scale;g=autoscaling;v=v1";
+  CHECK(c.request("/api/v1/namespaces/ns-1/pods").result_int() == 406);
+  c.accept = table_accept;
+  CHECK(c.request("/api/v1/pods?includeObject=Everything").result_int() == 400);
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: a kind cached metadata-only is never served whole, nor fetched") {
+  raw_client c(server->port());
+  auto whole = c.request("/api/v1/namespaces/default/configmaps");
+  INFO(whole.body());
+  CHECK(whole.result_int() == 406);
+  CHECK(whole.body().find("do-not-serve") == std::string::npos);
+  CHECK(json::parse(whole.body()).at("message").as_string().find("metadata only") !=
+        json::string::npos);
+  CHECK(c.request("/api/v1/namespaces/default/configmaps/cm-1").result_int() == 406);
+  CHECK(c.request("/api/v1/namespaces/default/configmaps?watch=1").result_int() == 406);
+  c.accept = table_accept;
+  CHECK(c.request("/api/v1/configmaps?includeObject=Object").result_int() == 406);
+
+  c.accept = metadata_list_accept;
+  auto partial = c.request("/api/v1/namespaces/default/configmaps");
+  REQUIRE(partial.result_int() == 200);
+  CHECK(partial.body().find("do-not-serve") == std::string::npos);
+  CHECK(item_keys(partial.body()) ==
+        std::set<std::string>{"default/cm-0", "default/cm-1", "default/cm-2"});
+  c.accept = table_accept;
+  auto table = c.request("/api/v1/configmaps");
+  REQUIRE(table.result_int() == 200);
+  CHECK(table.body().find("do-not-serve") == std::string::npos);
+
+  // Only the metadata-only informer was ever started for configmaps.
+  caf::scoped_actor self{*system};
+  self->request(cache, caf::infinite, atoms::stats_atom::value)
+      .receive(
+          [&](const cache_stats& stats) {
+            int configmaps = 0;
+            for (const auto& informer : stats.informers)
+              if (informer.kind.find("onfigMap") != std::string::npos ||
+                  informer.kind.find("configmaps") != std::string::npos) {
+                ++configmaps;
+                CHECK(informer.kind.find("metadata") != std::string::npos);
+              }
+            CHECK(configmaps == 1);
+          },
+          [&](caf::error& err) { FAIL(system->render(err)); });
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: kubectl prints the server's Table, even metadata-only") {
+  SKIP_WITHOUT_KUBECTL();
+  auto pods = kubectl_ok({"get", "pods", "-n", "ns-1"});
+  CHECK(pods.find("CREATED AT") != std::string::npos);
+  for (const auto& key : truth(sim::pods_resource, "ns-1"))
+    CHECK(pods.find(std::string(split_object_key(key).name)) != std::string::npos);
+  auto configmaps = kubectl_ok({"get", "configmaps", "-n", "default"});
+  CHECK(configmaps.find("cm-2") != std::string::npos);
+  auto whole = kubectl({"get", "configmaps", "-n", "default", "-o", "json"});
+  CHECK(whole.exit_code != 0);
+  CHECK(whole.out.find("do-not-serve") == std::string::npos);
 }

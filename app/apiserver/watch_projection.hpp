@@ -13,8 +13,10 @@
 #include <string_view>
 
 namespace kinformer {
-
 class object;
+}
+
+namespace kinformer::apiserver {
 
 enum class watch_projection { none, as_is, started_matching, stopped_matching };
 
@@ -29,4 +31,4 @@ event_type projected_type(watch_projection projection, event_type type) noexcept
 // watcher is sent for an object that stopped matching. Only the version's bytes change.
 std::string with_resource_version(const object& previous, std::string_view resource_version);
 
-} // namespace kinformer
+} // namespace kinformer::apiserver

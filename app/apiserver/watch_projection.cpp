@@ -1,10 +1,10 @@
-#include "protocol/watch_projection.hpp"
+#include "app/apiserver/watch_projection.hpp"
 
 #include "protocol/object.hpp"
 
 #include <functional>
 
-namespace kinformer {
+namespace kinformer::apiserver {
 
 watch_projection project_change(event_type type, bool matches_now, bool matched_before) noexcept {
   if (type != event_type::modified)
@@ -42,4 +42,4 @@ std::string with_resource_version(const object& previous, std::string_view resou
   return out;
 }
 
-} // namespace kinformer
+} // namespace kinformer::apiserver

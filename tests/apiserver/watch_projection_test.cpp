@@ -1,12 +1,13 @@
 // The selection projection shared by the simulator's watches and the read API: which event a
 // narrowed watch is sent for each change, and the version stamp of a stopped-matching DELETED.
 
+#include "app/apiserver/watch_projection.hpp"
 #include "protocol/object.hpp"
-#include "protocol/watch_projection.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace kinformer;
+using namespace kinformer::apiserver;
 
 TEST_CASE("project_change follows the watch cache's table") {
   using p = watch_projection;
