@@ -1,6 +1,7 @@
 #include "actors/cache.hpp"
 
 #include "actors/cache_plan.hpp"
+#include "actors/change_window.hpp"
 #include "actors/error_bridge.hpp"
 #include "actors/informer.hpp"
 #include "actors/restart_backoff.hpp"
@@ -524,37 +525,62 @@ struct list_read {
   list_options options;
 };
 
-void list_objects(cache_pointer self, list_read read,
-                  caf::typed_response_promise<object_list> promise) {
+// The informers' answers to a list, merged: the items in order up to the limit (and, for a
+// versioned list, the oldest of the snapshots' versions).
+object_list merge_replies(std::vector<object_list> parts, std::size_t limit) {
+  return merge_lists(std::move(parts), limit);
+}
+
+versioned_list merge_replies(std::vector<versioned_list> parts, std::size_t limit) {
+  versioned_list out;
+  std::vector<object_list> items;
+  std::optional<std::uint64_t> oldest;
+  for (auto& part : parts) {
+    auto rv = parse_revision(part.resource_version);
+    if (out.resource_version.empty() || (rv && oldest && *rv < *oldest)) {
+      out.resource_version = part.resource_version;
+      oldest = rv;
+    }
+    items.push_back(std::move(part.items));
+  }
+  out.items = merge_lists(std::move(items), limit);
+  return out;
+}
+
+// Lists from the kind's informers once they have synced; `tag...` picks the reply (a plain or a
+// versioned list).
+template <class Reply, class... Tag>
+void list_objects(cache_pointer self, list_read read, caf::typed_response_promise<Reply> promise,
+                  Tag... tag) {
   auto kind = read.kind;
   auto id = read.kind_id;
   auto slots = read.slots;
-  when_ready(
-      self, std::move(kind), id, std::move(slots),
-      [self, read = std::move(read), promise](result<std::vector<informer_actor>> ready) mutable {
-        if (!ready) {
-          promise.deliver(to_caf_error(ready.err()));
-          return;
-        }
-        auto targets = std::move(*ready);
-        ask_all<object_list>(
-            self, targets,
-            [self, targets, read, promise](gathered<object_list>& answers) mutable {
-              if (note_gone(self, targets, answers.errors)) {
-                list_objects(self, std::move(read), std::move(promise));
-                return;
-              }
-              if (answers.first_error) {
-                promise.deliver(std::move(answers.first_error));
-                return;
-              }
-              std::vector<object_list> parts;
-              for (auto& reply : answers.replies)
-                parts.push_back(std::move(*reply));
-              promise.deliver(merge_lists(std::move(parts), read.options.limit));
-            },
-            atoms::list_atom::value, read.options);
-      });
+  when_ready(self, std::move(kind), id, std::move(slots),
+             [self, read = std::move(read), promise,
+              tag...](result<std::vector<informer_actor>> ready) mutable {
+               if (!ready) {
+                 promise.deliver(to_caf_error(ready.err()));
+                 return;
+               }
+               auto targets = std::move(*ready);
+               ask_all<Reply>(
+                   self, targets,
+                   [self, targets, read, promise, tag...](gathered<Reply>& answers) mutable {
+                     if (note_gone(self, targets, answers.errors)) {
+                       list_objects(self, std::move(read), std::move(promise), tag...);
+                       return;
+                     }
+                     if (answers.first_error) {
+                       promise.deliver(std::move(answers.first_error));
+                       return;
+                     }
+                     std::vector<Reply> parts;
+                     for (auto& reply : answers.replies)
+                       parts.push_back(std::move(*reply));
+                     promise.deliver(merge_replies(std::move(parts), read.options.limit));
+                   },
+                   atoms::list_atom::value, read.options, tag...);
+             });
 }
 
 // A failed kind lookup, for a promise of any type.
@@ -653,6 +679,23 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
                                    {(*entry)->key(), (*entry)->id, std::move(*slots), options},
                                    std::move(promise));
                     });
+          return promise;
+        },
+        [self](atoms::list_atom, const cache_list_request& request,
+               atoms::snapshot_atom tag) -> caf::result<versioned_list> {
+          auto promise = self->make_response_promise<versioned_list>();
+          bool start = !self->state.options.reader_fail_on_missing_informer;
+          with_kind(
+              self, request.kind, start,
+              [self, promise, tag, options = request.options](result<kind_entry*> entry) mutable {
+                if (!entry)
+                  return fail(promise, entry.err());
+                auto slots = route_list((*entry)->plan, options, (*entry)->indexed_fields);
+                if (!slots)
+                  return fail(promise, slots.err());
+                list_objects(self, {(*entry)->key(), (*entry)->id, std::move(*slots), options},
+                             std::move(promise), tag);
+              });
           return promise;
         },
         [self](atoms::wait_sync_atom) -> caf::result<bool> {

@@ -282,6 +282,19 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           });
           return promise;
         },
+        [self](atoms::list_atom, list_options& options,
+               atoms::snapshot_atom) -> caf::result<versioned_list> {
+          auto promise = self->make_response_promise<versioned_list>();
+          self->spawn([promise, snapshot = self->state.objects->snapshot(),
+                       options = std::move(options)](caf::event_based_actor*) mutable {
+            versioned_list out{snapshot.list(options.namespace_, options.labels, options.fields),
+                               snapshot.resource_version()};
+            if (options.limit > 0 && out.items.size() > options.limit)
+              out.items.resize(options.limit);
+            promise.deliver(std::move(out));
+          });
+          return promise;
+        },
         [self](atoms::snapshot_atom) -> store_snapshot { return self->state.objects->snapshot(); },
         [self](atoms::stats_atom) -> informer_stats {
           auto& st = self->state;

@@ -45,6 +45,8 @@ using informer_actor = caf::typed_actor<
     // Reads.
     caf::replies_to<atoms::get_atom, std::string>::with<object_ptr>,
     caf::replies_to<atoms::list_atom, list_options>::with<object_list>,
+    // The same list with the version of the snapshot it was read from.
+    caf::replies_to<atoms::list_atom, list_options, atoms::snapshot_atom>::with<versioned_list>,
     caf::replies_to<atoms::snapshot_atom>::with<store_snapshot>,
     caf::replies_to<atoms::stats_atom>::with<informer_stats>,
     // Replies true once the store has synced (at once when it already has).
@@ -89,6 +91,10 @@ using cache_actor = caf::typed_actor<
     caf::replies_to<atoms::remove_informer_atom, kind_request>::with<bool>,
     caf::replies_to<atoms::get_atom, cache_get_request>::with<object_ptr>,
     caf::replies_to<atoms::list_atom, cache_list_request>::with<object_list>,
+    // The same list with its resourceVersion, from one snapshot of each informer (one request,
+    // one snapshot: what a read API answers a List with).
+    caf::replies_to<atoms::list_atom, cache_list_request,
+                    atoms::snapshot_atom>::with<versioned_list>,
     // Replies once every informer started so far has synced (a caller bounds it with a timeout).
     caf::replies_to<atoms::wait_sync_atom>::with<bool>,
     // controller-runtime's IndexField: adds the field index "field:<path>" to the kind's

@@ -53,6 +53,14 @@ struct subscription_options {
   std::optional<std::string> resume_from;
 };
 
+// A list and the resourceVersion of the one store snapshot it was read from, so that a watch
+// from that version misses nothing and repeats nothing the list had. From several informers (a
+// cache over explicit namespaces): the oldest of their snapshots' versions.
+struct versioned_list {
+  object_list items;
+  std::string resource_version;
+};
+
 // Bucket bounds in seconds: list durations, and delivery lags.
 std::vector<double> list_duration_bounds();
 std::vector<double> delivery_lag_bounds();

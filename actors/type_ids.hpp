@@ -12,6 +12,7 @@
 // Remote subscribers get an inspectable wire form instead (see the remote gateway).
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::object_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::object_list)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::versioned_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::delta_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::informer_event)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<kinformer::informer_event>)

@@ -263,51 +263,6 @@ http_response page_reply(const state_ptr& st, const read_request& req,
   return list_reply(req, token, std::move(snapshot), offset, count);
 }
 
-// Runs `done(resource_version)` on `self` once every informer of the kind has synced, with the
-// oldest of their resourceVersions read after the sync; `failed` on the first failure.
-void when_synced(caf::event_based_actor* self, const state_ptr& st, const kind_request& kind,
-                 std::function<void(std::string)> done, std::function<void(error)> failed) {
-  auto timeout = st->options.cache_timeout;
-  self->request(st->cache, timeout, atoms::get_informer_atom::value, kind)
-      .then(
-          [self, timeout, done, failed](const informer_set& informers) {
-            if (informers.empty()) {
-              done("");
-              return;
-            }
-            struct progress {
-              std::size_t left = 0;
-              bool failed = false;
-              std::vector<std::string> versions;
-            };
-            auto p = std::make_shared<progress>();
-            p->left = informers.size();
-            auto fail = [p, failed](const caf::error& err) {
-              if (!p->failed) {
-                p->failed = true;
-                failed(from_caf_error(err));
-              }
-            };
-            for (const auto& handle : informers) {
-              auto informer = handle.informer;
-              self->request(informer, timeout, atoms::wait_sync_atom::value)
-                  .then(
-                      [self, informer, timeout, p, done, fail](bool) {
-                        self->request(informer, timeout, atoms::stats_atom::value)
-                            .then(
-                                [p, done](const informer_stats& stats) {
-                                  p->versions.push_back(stats.resource_version);
-                                  if (--p->left == 0 && !p->failed)
-                                    done(oldest_revision(p->versions));
-                                },
-                                fail);
-                      },
-                      fail);
-            }
-          },
-          [failed](const caf::error& err) { failed(from_caf_error(err)); });
-}
-
 // A list's resourceVersion parameters against the cache's: nullopt when the cache can serve it.
 std::optional<status> check_list_version(const read_request& req, const std::string& current) {
   const auto& wanted = req.resource_version;
@@ -326,40 +281,36 @@ std::optional<status> check_list_version(const read_request& req, const std::str
   return std::nullopt;
 }
 
+// One request to the cache: the items and their resourceVersion come from one snapshot of each
+// informer, taken once the informers have synced.
 void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
   st->system.spawn([st, req = std::move(req), exchange](caf::event_based_actor* self) {
-    auto failed = [req, exchange](const error& err) {
-      exchange->respond(status_reply(status_of(err, req)));
-    };
-    when_synced(
-        self, st, req.kind(),
-        [self, st, req, exchange, failed](std::string current) {
-          if (auto refused = check_list_version(req, current)) {
-            exchange->respond(status_reply(*refused));
-            return;
-          }
-          // Fields are matched here: the cache answers field selectors only from its indexes.
-          list_options options;
-          if (req.info->scope == resource_scope::namespaced)
-            options.namespace_ = req.namespace_;
-          options.labels = req.labels;
-          self->request(st->cache, st->options.cache_timeout, atoms::list_atom::value,
-                        cache_list_request{req.kind(), std::move(options)})
-              .then(
-                  [st, req, exchange, current](object_list& listed) {
-                    // The reply is ours alone: its items are moved, not copied.
-                    auto snapshot = std::make_shared<page_snapshot>();
-                    snapshot->selection = req.selection;
-                    snapshot->resource_version = current;
-                    snapshot->items = std::move(listed);
-                    std::erase_if(snapshot->items,
-                                  [&](const object_ptr& obj) { return !req.matches(*obj); });
-                    sort_by_key(snapshot->items);
-                    exchange->respond(page_reply(st, req, std::move(snapshot), 0, 0));
-                  },
-                  [failed](const caf::error& err) { failed(from_caf_error(err)); });
-        },
-        failed);
+    // Fields are matched here: the cache answers field selectors only from its indexes.
+    list_options options;
+    if (req.info->scope == resource_scope::namespaced)
+      options.namespace_ = req.namespace_;
+    options.labels = req.labels;
+    self->request(st->cache, st->options.cache_timeout, atoms::list_atom::value,
+                  cache_list_request{req.kind(), std::move(options)}, atoms::snapshot_atom::value)
+        .then(
+            [st, req, exchange](versioned_list& listed) {
+              if (auto refused = check_list_version(req, listed.resource_version)) {
+                exchange->respond(status_reply(*refused));
+                return;
+              }
+              // The reply is ours alone: its items are moved, not copied.
+              auto snapshot = std::make_shared<page_snapshot>();
+              snapshot->selection = req.selection;
+              snapshot->resource_version = std::move(listed.resource_version);
+              snapshot->items = std::move(listed.items);
+              std::erase_if(snapshot->items,
+                            [&](const object_ptr& obj) { return !req.matches(*obj); });
+              sort_by_key(snapshot->items);
+              exchange->respond(page_reply(st, req, std::move(snapshot), 0, 0));
+            },
+            [req, exchange](const caf::error& err) {
+              exchange->respond(status_reply(status_of(from_caf_error(err), req)));
+            });
   });
 }
 
@@ -383,28 +334,23 @@ http_response serve_continue(const state_ptr& st, const read_request& req) {
 
 void serve_get(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
   st->system.spawn([st, req = std::move(req), exchange](caf::event_based_actor* self) {
-    auto failed = [req, exchange](const error& err) {
-      exchange->respond(status_reply(status_of(err, req)));
-    };
-    when_synced(
-        self, st, req.kind(),
-        [self, st, req, exchange, failed](const std::string&) {
-          self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
-                        cache_get_request{req.kind(), req.namespace_, req.name})
-              .then(
-                  [exchange, req](const object_ptr& obj) {
-                    if (req.shape == apiserver::response_shape::table) {
-                      exchange->respond(json_reply(
-                          apiserver::table_json(std::span<const object_ptr>(&obj, 1), req.include,
-                                                {obj->meta().resource_version, {}, {}})));
-                      return;
-                    }
-                    std::string scratch;
-                    exchange->respond(json_reply(std::string(req.item_text(*obj, scratch))));
-                  },
-                  [failed](const caf::error& err) { failed(from_caf_error(err)); });
-        },
-        failed);
+    // The cache answers once the kind's informers have synced.
+    self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
+                  cache_get_request{req.kind(), req.namespace_, req.name})
+        .then(
+            [exchange, req](const object_ptr& obj) {
+              if (req.shape == apiserver::response_shape::table) {
+                exchange->respond(json_reply(
+                    apiserver::table_json(std::span<const object_ptr>(&obj, 1), req.include,
+                                          {obj->meta().resource_version, {}, {}})));
+                return;
+              }
+              std::string scratch;
+              exchange->respond(json_reply(std::string(req.item_text(*obj, scratch))));
+            },
+            [req, exchange](const caf::error& err) {
+              exchange->respond(status_reply(status_of(from_caf_error(err), req)));
+            });
   });
 }
 

@@ -23,9 +23,9 @@
 //
 // resourceVersion, as far as a cache can honour it:
 // - Every read waits until the kind's informers have synced, so a list is never partial.
-// - A list's metadata.resourceVersion is the oldest resourceVersion among the kind's informers,
-//   read before the list: the list is at least that new, so a watch from it misses nothing (at
-//   worst it repeats an object the list already had).
+// - A list's items and its metadata.resourceVersion come from one snapshot of each informer, in
+//   one request to the cache (with several informers, the oldest of their snapshots' versions:
+//   a watch from it misses nothing, at worst it repeats an object the list already had).
 // - List at "" or "0" or with NotOlderThan: the cache's current state. A numeric resourceVersion
 //   newer than the cache's: 504 Timeout with cause ResourceVersionTooLarge (clients relist).
 //   resourceVersionMatch=Exact: only the cache's current resourceVersion; older ones are 410.

@@ -599,3 +599,40 @@ TEST_CASE("an informer without a change window refuses resumed subscriptions") {
   CHECK(refused->code == errc::expired);
   CHECK(refused->message.find("change_window is 0") != std::string::npos);
 }
+
+TEST_CASE("a versioned list comes with the version of the snapshot its items were read from") {
+  fixture f;
+  for (int i = 0; i < 12; ++i)
+    f.create(i % 2 ? "default" : "other", "cm-" + std::to_string(i));
+  auto inf = f.informer(f.config_maps_config());
+  delta_recorder watcher;
+  f.handler(inf, watcher);
+  REQUIRE(f.converges(watcher));
+  f.update("default", "cm-1", "newest");
+  REQUIRE(f.converges(watcher));
+
+  list_options all;
+  auto listed = request<versioned_list>(*f.system, inf, atoms::list_atom::value, all,
+                                        atoms::snapshot_atom::value);
+  std::map<std::string, std::string> items;
+  std::uint64_t newest = 0;
+  for (const auto& obj : listed.items) {
+    items[std::string(obj->key())] = std::string(obj->meta().resource_version);
+    newest = std::max<std::uint64_t>(newest, std::stoull(std::string(obj->meta().resource_version)));
+  }
+  CHECK(items == f.truth());
+  // Nothing in the list is newer than its version, and the version is the store's own.
+  CHECK(std::stoull(listed.resource_version) >= newest);
+  CHECK(listed.resource_version ==
+        request<informer_stats>(*f.system, inf, atoms::stats_atom::value).resource_version);
+
+  list_options one_namespace;
+  one_namespace.namespace_ = "other";
+  one_namespace.limit = 2;
+  auto page = request<versioned_list>(*f.system, inf, atoms::list_atom::value, one_namespace,
+                                      atoms::snapshot_atom::value);
+  CHECK(page.items.size() == 2);
+  for (const auto& obj : page.items)
+    CHECK(obj->meta().namespace_ == "other");
+  CHECK(page.resource_version == listed.resource_version);
+}
