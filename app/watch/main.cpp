@@ -47,6 +47,7 @@ struct arguments {
   client_flags client;
   std::string resource, output;
   bool metadata_only = false, streaming = false;
+  unsigned watch_timeout = 0; // seconds; 0: client-go's 5 to 10 minutes
 };
 
 int fail(const std::string& message) {
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
   app.add_flag("--metadata-only", args.metadata_only, "store PartialObjectMetadata only");
   app.add_flag("--streaming-list", args.streaming,
                "initial state through a streaming list (KEP-3157)");
+  app.add_option("--watch-timeout", args.watch_timeout,
+                 "ask the server to end each watch after SECONDS; the informer then resumes from "
+                 "its last resourceVersion (default: 300 to 600, drawn as client-go does)");
   app.add_option("RESOURCE", args.resource, "what to watch: pods, deployments.apps, ...")
       ->required();
   try {
@@ -116,6 +120,9 @@ int main(int argc, char** argv) {
   informer.fields = *fields;
   informer.metadata_only = args.metadata_only;
   informer.watch.streaming_list = args.streaming;
+  if (args.watch_timeout > 0)
+    informer.watch.min_watch_timeout = informer.watch.max_watch_timeout =
+        std::chrono::seconds(args.watch_timeout);
 
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
