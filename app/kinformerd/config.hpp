@@ -119,6 +119,12 @@ struct listen_options {
   std::string api = "127.0.0.1:8080";     // the read API; "" turns it off
   std::string metrics = "127.0.0.1:9090"; // /metrics, /healthz, /readyz
   std::string api_token_file;             // "" = no bearer-token check on the read API
+  // The read API's bounds: past each, 429 with Retry-After (0: no bound); a stream whose client
+  // does not take a write within the timeout is dropped.
+  std::size_t api_max_connections = 1024;
+  std::size_t api_max_watches = 512;
+  std::size_t api_max_unpaged_lists = 8;
+  std::size_t api_write_timeout_seconds = 30;
 };
 
 // Where other processes subscribe (caf::io). TLS unless plaintext is asked for explicitly.

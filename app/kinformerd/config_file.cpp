@@ -281,7 +281,9 @@ handlers_options read_handlers(const YAML::Node& node) {
 }
 
 listen_options read_listen(const YAML::Node& node) {
-  const section s(node, "listen", {"api", "metrics", "api_token_file"});
+  const section s(node, "listen",
+                  {"api", "metrics", "api_token_file", "api_max_connections", "api_max_watches",
+                   "api_max_unpaged_lists", "api_write_timeout_seconds"});
   listen_options listen;
   // Addresses are checked here too, so the error points at the line. The read API may be off.
   auto address = [](bool may_be_off) {
@@ -296,6 +298,16 @@ listen_options read_listen(const YAML::Node& node) {
   s.read("api", listen.api, address(true));
   s.read("metrics", listen.metrics, address(false));
   s.read("api_token_file", listen.api_token_file, scalar);
+  s.read("api_max_connections", listen.api_max_connections, count);
+  s.read("api_max_watches", listen.api_max_watches, count);
+  s.read("api_max_unpaged_lists", listen.api_max_unpaged_lists, count);
+  s.read("api_write_timeout_seconds", listen.api_write_timeout_seconds,
+         [](const YAML::Node& n, const std::string& f) {
+           auto seconds = count(n, f);
+           if (seconds == 0)
+             fail(n, f, "must be at least 1");
+           return seconds;
+         });
   return listen;
 }
 

@@ -54,6 +54,8 @@ const char* to_string(stream_end end) noexcept {
     return "client_gone";
   case stream_end::overflow:
     return "overflow";
+  case stream_end::write_timeout:
+    return "write_timeout";
   case stream_end::stopping:
     return "stopping";
   }
@@ -129,6 +131,9 @@ struct http_server::impl {
   bool running = false;
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> open_streams{0};
+  std::atomic<std::uint64_t> connections_refused{0};
+  std::atomic<std::uint64_t> slow_streams_dropped{0};
+  std::atomic<std::uint64_t> bytes_written{0};
 
   std::mutex sessions_mutex;
   std::vector<std::weak_ptr<session>> sessions;
@@ -304,6 +309,8 @@ private:
   void write_last_chunk();
   // Counts the stream as closed, then tells its writers why it ended.
   void end_stream(stream_end reason);
+  // Why a failed stream write ended the stream: the write timeout, or the client went away.
+  stream_end reason_for(beast::error_code ec) const;
   void close_connection();
 
   std::shared_ptr<http_server::impl> server_;
@@ -324,6 +331,7 @@ private:
   bool streaming_ = false;
   bool writing_ = false;
   bool ending_for_stop_ = false; // stop() came while a write was in flight
+  bool probe_failed_ = false;    // the disconnect probe failed while a write was in flight
   std::string out_;
   char probe_[512];
 };
@@ -539,7 +547,8 @@ void session::send(http_response response) {
 void session::write_response(bool keep_alive) {
   stream_.expires_after(server_->options.idle_timeout);
   http::async_write(stream_, *response_,
-                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
+                      self->server_->bytes_written += n;
                       self->response_.reset();
                       self->after_response(ec, keep_alive);
                     });
@@ -549,13 +558,15 @@ void session::write_pieces(bool keep_alive) {
   stream_.expires_after(server_->options.idle_timeout);
   // The header (its Content-Length counts the pieces), then the pieces in one gathered write.
   http::async_write(stream_, *pieces_header_,
-                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
+                      self->server_->bytes_written += n;
                       if (ec) {
                         self->after_response(ec, keep_alive);
                         return;
                       }
                       net::async_write(self->stream_, self->pieces_,
-                                       [self, keep_alive](beast::error_code ec, std::size_t) {
+                                       [self, keep_alive](beast::error_code ec, std::size_t n) {
+                                         self->server_->bytes_written += n;
                                          self->after_response(ec, keep_alive);
                                        });
                     });
@@ -591,15 +602,18 @@ void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::
   head += "Cache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n";
   out_ = std::move(head);
   writing_ = true;
-  stream_.expires_never();
+  stream_.expires_after(server_->options.stream_write_timeout);
   net::async_write(stream_, net::buffer(out_),
-                   [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                   [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                      self->writing_ = false;
+                     self->server_->bytes_written += n;
                      if (ec) {
-                       self->end_stream(stream_end::client_gone);
+                       self->end_stream(self->reason_for(ec));
                        self->close_connection();
                        return;
                      }
+                     // Between writes nothing times out: the disconnect probe waits freely.
+                     self->stream_.expires_never();
                      if (self->ending_for_stop_) {
                        self->write_last_chunk();
                        return;
@@ -617,14 +631,23 @@ void session::drain() {
     return;
   out_ = std::move(next.data);
   writing_ = true;
-  if (next.last)
-    stream_.expires_after(std::chrono::seconds(2)); // the last words: do not wait forever
+  // A client that stops reading is dropped after the write timeout; the last words wait less.
+  stream_.expires_after(next.last
+                            ? std::min<std::chrono::milliseconds>(
+                                  std::chrono::seconds(2), server_->options.stream_write_timeout)
+                            : server_->options.stream_write_timeout);
   net::async_write(stream_, net::buffer(out_),
                    [self = shared_from_this(), last = next.last,
-                    reason = next.reason](beast::error_code ec, std::size_t) {
+                    reason = next.reason](beast::error_code ec, std::size_t n) {
                      self->writing_ = false;
-                     if (ec) {
+                     self->server_->bytes_written += n;
+                     if (!ec)
+                       self->stream_.expires_never();
+                     if (!ec && self->probe_failed_) { // the client went away meanwhile
                        self->end_stream(stream_end::client_gone);
+                       self->close_connection();
+                     } else if (ec) {
+                       self->end_stream(self->reason_for(ec));
                        self->close_connection();
                      } else if (last) {
                        self->end_stream(reason.value_or(stream_end::finished));
@@ -645,6 +668,12 @@ void session::watch_for_disconnect() {
                               return;
                             if (!ec) {
                               self->watch_for_disconnect();
+                              return;
+                            }
+                            // A write in flight fails too (or times out) and says why; should it
+                            // succeed, its completion ends the stream.
+                            if (self->writing_) {
+                              self->probe_failed_ = true;
                               return;
                             }
                             self->end_stream(stream_end::client_gone);
@@ -678,10 +707,16 @@ void session::write_last_chunk() {
                    });
 }
 
+stream_end session::reason_for(beast::error_code ec) const {
+  return ec == beast::error::timeout ? stream_end::write_timeout : stream_end::client_gone;
+}
+
 void session::end_stream(stream_end reason) {
   if (streaming_) {
     streaming_ = false;
     --server_->open_streams;
+    if (reason == stream_end::overflow || reason == stream_end::write_timeout)
+      ++server_->slow_streams_dropped;
   }
   if (body_) {
     body_->abandon();
@@ -701,12 +736,36 @@ void session::close_connection() {
 
 namespace {
 
+// Past max_connections: a 429 with Retry-After, written without reading the request, then the
+// connection is closed.
+void refuse_connection(const std::shared_ptr<http_server::impl>& server, tcp::socket socket) {
+  ++server->connections_refused;
+  auto body = std::string(
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too many )"
+      R"(connections to the read API; retry later","reason":"TooManyRequests","code":429})");
+  auto text = std::make_shared<std::string>(
+      "HTTP/1.1 429 Too Many Requests\r\nServer: kinformerd\r\nContent-Type: application/json\r\n"
+      "Retry-After: " +
+      std::to_string(server->options.retry_after_seconds) +
+      "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+      body);
+  auto held = std::make_shared<tcp::socket>(std::move(socket));
+  net::async_write(*held, net::buffer(*text), [held, text](beast::error_code, std::size_t) {
+    beast::error_code ignored;
+    held->shutdown(tcp::socket::shutdown_both, ignored);
+    held->close(ignored);
+  });
+}
+
 void accept_next(const std::shared_ptr<http_server::impl>& server) {
   server->acceptor->async_accept(
       net::make_strand(server->ioc), [server](beast::error_code ec, tcp::socket socket) {
         if (ec == net::error::operation_aborted || server->stopping || !server->acceptor->is_open())
           return;
-        if (!ec) {
+        if (!ec && server->options.max_connections > 0 &&
+            server->live_sessions >= server->options.max_connections) {
+          refuse_connection(server, std::move(socket));
+        } else if (!ec) {
           auto s = std::make_shared<session>(server, std::move(socket));
           {
             std::lock_guard lock(server->sessions_mutex);
@@ -811,6 +870,10 @@ std::uint16_t http_server::port() const {
 
 std::size_t http_server::open_streams() const {
   return impl_->open_streams;
+}
+
+http_server_stats http_server::stats() const {
+  return {impl_->connections_refused, impl_->slow_streams_dropped, impl_->bytes_written};
 }
 
 } // namespace kinformer::service

@@ -53,10 +53,11 @@ http_response status_response(int code, std::string_view reason, std::string_vie
 
 // Why a stream ended.
 enum class stream_end {
-  finished,    // the route called close()
-  client_gone, // the client closed its connection (or it failed)
-  overflow,    // the client read too slowly: more than the bound was waiting to be written
-  stopping,    // the server is stopping
+  finished,      // the route called close()
+  client_gone,   // the client closed its connection (or it failed)
+  overflow,      // the client read too slowly: more than the bound was waiting to be written
+  write_timeout, // the client read too slowly: one write took longer than the bound
+  stopping,      // the server is stopping
 };
 const char* to_string(stream_end end) noexcept;
 
@@ -109,6 +110,21 @@ struct http_server_options {
   std::size_t stream_buffer_limit = 8 << 20;
   // An idle keep-alive connection (or a request that arrives too slowly) is closed after this.
   std::chrono::milliseconds idle_timeout{60000};
+  // A stream whose client takes longer than this to accept one write is dropped and its buffer
+  // freed, however little is queued (a quiet watch whose client stopped reading).
+  std::chrono::milliseconds stream_write_timeout{30000};
+  // Connections open at once; past it, a new one is answered 429 with Retry-After and closed.
+  // 0: no bound.
+  std::size_t max_connections = 0;
+  // The Retry-After (seconds) of every 429 for a bound.
+  unsigned retry_after_seconds = 1;
+};
+
+// What the server counted since it started.
+struct http_server_stats {
+  std::uint64_t connections_refused = 0;  // past max_connections
+  std::uint64_t slow_streams_dropped = 0; // overflow or write timeout
+  std::uint64_t bytes_written = 0;        // response and stream bytes, headers included
 };
 
 class http_server {
@@ -134,6 +150,7 @@ public:
   std::uint16_t port() const;
   // Streams being written right now.
   std::size_t open_streams() const;
+  http_server_stats stats() const;
 
   struct impl; // shared with the sessions and exchanges of http_server.cpp
 

@@ -1,5 +1,8 @@
 #include "app/kinformerd/metrics.hpp"
 
+#include "app/kinformerd/http_server.hpp"
+#include "app/kinformerd/read_api.hpp"
+
 #include "app/kinformerd/process_metrics.hpp"
 #include "app/kinformerd/webhook_handler.hpp"
 
@@ -178,6 +181,32 @@ void prune(std::map<std::string, Group>& groups, const std::set<std::string>& li
 
 struct service_metrics::impl {
   prometheus::Registry registry;
+
+  // The read API.
+  Family<Counter>& read_api_requests =
+      prometheus::BuildCounter()
+          .Name("kinformer_read_api_requests_total")
+          .Help("Read API requests answered, by verb (get, list, watch, discovery) and code.")
+          .Register(registry);
+  Family<Gauge>& read_api_open_watches = prometheus::BuildGauge()
+                                             .Name("kinformer_read_api_open_watches")
+                                             .Help("Read API watches open now.")
+                                             .Register(registry);
+  Family<Counter>& read_api_bytes = prometheus::BuildCounter()
+                                        .Name("kinformer_read_api_bytes_written_total")
+                                        .Help("Bytes the read API wrote, headers included.")
+                                        .Register(registry);
+  Family<Counter>& read_api_slow_dropped =
+      prometheus::BuildCounter()
+          .Name("kinformer_read_api_slow_clients_dropped_total")
+          .Help("Read API streams dropped because their client read too slowly (buffer bound "
+                "or write timeout).")
+          .Register(registry);
+  Family<Counter>& read_api_refused =
+      prometheus::BuildCounter()
+          .Name("kinformer_read_api_connections_refused_total")
+          .Help("Read API connections answered 429 past the connection bound.")
+          .Register(registry);
 
   // Informers.
   Family<Gauge>& objects = prometheus::BuildGauge()
@@ -425,6 +454,29 @@ void service_metrics::count_api_request(std::string_view verb, int code,
   impl_->api_requests.Add(with(labels, "code", std::to_string(code))).Increment();
   if (duration)
     impl_->api_request_duration.Add(labels, request_buckets).Observe(duration->count());
+}
+
+namespace {
+
+// Moves a counter up to a cumulative `total` read from a component's own count.
+void advance_to(Counter& counter, double total) {
+  if (total > counter.Value())
+    counter.Increment(total - counter.Value());
+}
+
+} // namespace
+
+void service_metrics::update(const service::read_api_stats& api,
+                             const service::http_server_stats& server) {
+  for (const auto& [key, count] : api.requests)
+    advance_to(
+        impl_->read_api_requests.Add({{"verb", key.first}, {"code", std::to_string(key.second)}}),
+        static_cast<double>(count));
+  impl_->read_api_open_watches.Add({}).Set(static_cast<double>(api.open_watches));
+  advance_to(impl_->read_api_bytes.Add({}), static_cast<double>(server.bytes_written));
+  advance_to(impl_->read_api_slow_dropped.Add({}),
+             static_cast<double>(server.slow_streams_dropped));
+  advance_to(impl_->read_api_refused.Add({}), static_cast<double>(server.connections_refused));
 }
 
 void service_metrics::set_leading(std::string_view lease, bool leading) {

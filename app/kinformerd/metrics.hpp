@@ -27,6 +27,10 @@ class Registry;
 namespace kinformer {
 
 struct webhook_stats;
+namespace service {
+struct read_api_stats;
+struct http_server_stats;
+} // namespace service
 
 class service_metrics {
 public:
@@ -47,6 +51,10 @@ public:
   // verb.
   void count_api_request(std::string_view verb, int code,
                          std::optional<std::chrono::duration<double>> duration = std::nullopt);
+
+  // The read API's requests by verb and code and its open watches, and its HTTP server's bytes
+  // written, clients dropped for reading too slowly and connections refused past the bound.
+  void update(const service::read_api_stats& api, const service::http_server_stats& server);
 
   // Leader election: whether this replica holds `lease` ("namespace/name").
   void set_leading(std::string_view lease, bool leading);

@@ -18,8 +18,10 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <limits>
+#include <mutex>
 #include <span>
 
 namespace kinformer::service {
@@ -188,7 +190,54 @@ struct read_api::state {
   read_api_options options;
 
   continue_snapshots snapshots{options.continue_snapshots, options.continue_max_age};
+
+  std::atomic<std::size_t> open_watches{0};
+  std::atomic<std::size_t> unpaged_lists{0};
+  mutable std::mutex counts_mutex;
+  std::map<std::pair<std::string, int>, std::uint64_t> requests;
+
+  void count(const std::string& verb, int code) {
+    std::lock_guard lock(counts_mutex);
+    ++requests[{verb, code}];
+  }
 };
+
+namespace {
+
+// Counts each answer by verb and code on its way out.
+class counting_exchange final : public http_exchange {
+public:
+  counting_exchange(std::shared_ptr<http_exchange> inner, std::shared_ptr<read_api::state> st,
+                    std::string verb)
+      : inner_(std::move(inner)), st_(std::move(st)), verb_(std::move(verb)) {}
+
+  void respond(http_response response) override {
+    st_->count(verb_, response.status);
+    inner_->respond(std::move(response));
+  }
+  std::shared_ptr<http_stream> stream(int status, std::string content_type,
+                                      http_headers headers) override {
+    st_->count(verb_, status);
+    return inner_->stream(status, std::move(content_type), std::move(headers));
+  }
+
+private:
+  std::shared_ptr<http_exchange> inner_;
+  std::shared_ptr<read_api::state> st_;
+  std::string verb_;
+};
+
+// A bound was reached: the API server's 429 with Retry-After.
+http_response too_many_requests(const read_api_options& options, const std::string& what) {
+  http_response response;
+  response.status = 429;
+  status s = sim::make_failure(429, "TooManyRequests", "too many " + what + "; retry later");
+  response.body = sim::status_json(s);
+  response.headers.emplace_back("Retry-After", std::to_string(options.retry_after_seconds));
+  return response;
+}
+
+} // namespace
 
 namespace {
 
@@ -281,10 +330,26 @@ std::optional<status> check_list_version(const read_request& req, const std::str
   return std::nullopt;
 }
 
+// Takes one of `bound` slots (0: unbounded); false when all are taken.
+bool take_slot(std::atomic<std::size_t>& taken, std::size_t bound) {
+  if (bound == 0) {
+    ++taken;
+    return true;
+  }
+  auto now = taken.load();
+  do {
+    if (now >= bound)
+      return false;
+  } while (!taken.compare_exchange_weak(now, now + 1));
+  return true;
+}
+
 // One request to the cache: the items and their resourceVersion come from one snapshot of each
-// informer, taken once the informers have synced.
-void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
-  st->system.spawn([st, req = std::move(req), exchange](caf::event_based_actor* self) {
+// informer, taken once the informers have synced. `slot` (an unpaged list's) is released when
+// the answer is out.
+void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange,
+                std::shared_ptr<void> slot) {
+  st->system.spawn([st, req = std::move(req), exchange, slot](caf::event_based_actor* self) {
     // Fields are matched here: the cache answers field selectors only from its indexes.
     list_options options;
     if (req.info->scope == resource_scope::namespaced)
@@ -293,7 +358,7 @@ void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exch
     self->request(st->cache, st->options.cache_timeout, atoms::list_atom::value,
                   cache_list_request{req.kind(), std::move(options)}, atoms::snapshot_atom::value)
         .then(
-            [st, req, exchange](versioned_list& listed) {
+            [st, req, exchange, slot](versioned_list& listed) {
               if (auto refused = check_list_version(req, listed.resource_version)) {
                 exchange->respond(status_reply(*refused));
                 return;
@@ -308,7 +373,7 @@ void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exch
               sort_by_key(snapshot->items);
               exchange->respond(page_reply(st, req, std::move(snapshot), 0, 0));
             },
-            [req, exchange](const caf::error& err) {
+            [req, exchange, slot](const caf::error& err) {
               exchange->respond(status_reply(status_of(from_caf_error(err), req)));
             });
   });
@@ -606,6 +671,7 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
   // Runs after the actor's state is gone: only `ctx` may be used here.
   self->attach_functor([ctx] {
     ctx->done = true;
+    --ctx->st->open_watches;
     for (const auto& sub : ctx->informers)
       caf::anon_send(sub.informer, atoms::unsubscribe_atom::value, sub.id);
     if (ctx->stream)
@@ -823,8 +889,18 @@ void read_api::attach(http_server& server) {
                      });
 }
 
-void read_api::handle(const http_request& request, std::shared_ptr<http_exchange> exchange) {
+read_api_stats read_api::stats() const {
+  read_api_stats out;
+  out.open_watches = state_->open_watches;
+  std::lock_guard lock(state_->counts_mutex);
+  out.requests = state_->requests;
+  return out;
+}
+
+void read_api::handle(const http_request& request, std::shared_ptr<http_exchange> raw) {
   const auto& st = state_;
+  std::shared_ptr<http_exchange> exchange =
+      std::make_shared<counting_exchange>(raw, st, "discovery");
   const auto& resources = st->options.resources;
   auto target = sim::parse_target(request.target);
   if (!target) {
@@ -882,6 +958,12 @@ void read_api::handle(const http_request& request, std::shared_ptr<http_exchange
   req.namespace_ = path.namespace_;
   req.name = path.name;
   req.watch = path.watch_prefix;
+  const auto watch_param = target->param("watch").value_or("");
+  const bool watch = req.watch || watch_param == "1" || watch_param == "true";
+  exchange = std::make_shared<counting_exchange>(raw, st,
+                                                 watch              ? "watch"
+                                                 : req.name.empty() ? "list"
+                                                                    : "get");
   if (auto bad = parse_query(*target, req)) {
     exchange->respond(status_reply(*bad));
     return;
@@ -890,14 +972,28 @@ void read_api::handle(const http_request& request, std::shared_ptr<http_exchange
     exchange->respond(status_reply(*refused));
     return;
   }
-  if (req.watch)
+  if (req.watch) {
+    // Counted until the watch's actor ends (watch_behavior).
+    if (!take_slot(st->open_watches, st->options.max_watches)) {
+      exchange->respond(too_many_requests(st->options, "open watches"));
+      return;
+    }
     serve_watch(st, std::move(req), std::move(exchange));
-  else if (!req.name.empty())
+  } else if (!req.name.empty()) {
     serve_get(st, std::move(req), std::move(exchange));
-  else if (!req.continue_token.empty())
+  } else if (!req.continue_token.empty()) {
     exchange->respond(serve_continue(st, req));
-  else
-    serve_list(st, std::move(req), std::move(exchange));
+  } else if (req.limit > 0) {
+    serve_list(st, std::move(req), std::move(exchange), nullptr);
+  } else {
+    // An unpaged list holds the whole selection while it is written: a bounded number at once.
+    if (!take_slot(st->unpaged_lists, st->options.max_unpaged_lists)) {
+      exchange->respond(too_many_requests(st->options, "lists without a limit at once"));
+      return;
+    }
+    auto slot = std::shared_ptr<void>(nullptr, [st](void*) { --st->unpaged_lists; });
+    serve_list(st, std::move(req), std::move(exchange), std::move(slot));
+  }
 }
 
 } // namespace kinformer::service

@@ -71,6 +71,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -104,6 +105,18 @@ struct read_api_options {
   // until its last page is served and for at most continue_max_age.
   std::size_t continue_snapshots = 32;
   std::chrono::seconds continue_max_age{300};
+  // Watches open at once, and lists without a limit being answered at once: past either, 429
+  // TooManyRequests with Retry-After (seconds). 0: no bound.
+  std::size_t max_watches = 0;
+  std::size_t max_unpaged_lists = 0;
+  unsigned retry_after_seconds = 1;
+};
+
+// What the read API counted since it started (kinformerd exports it as metrics).
+struct read_api_stats {
+  // Answered requests by verb (get, list, watch; discovery for the rest) and HTTP code.
+  std::map<std::pair<std::string, int>, std::uint64_t> requests;
+  std::size_t open_watches = 0;
 };
 
 // The read API's routes. It must outlive the server it is attached to (stop the server first),
@@ -120,6 +133,8 @@ public:
 
   // Answers one request (what the routes call).
   void handle(const http_request& request, std::shared_ptr<http_exchange> exchange);
+
+  read_api_stats stats() const;
 
   struct state; // shared with the helper actors of read_api.cpp
 

@@ -22,6 +22,7 @@
 
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -149,6 +150,7 @@ struct kinformerd::impl {
   std::unique_ptr<http_server> metrics_server;
   std::unique_ptr<http_server> api_server;
   std::unique_ptr<read_api> api;
+  std::atomic<bool> api_serving{false}; // api and api_server are set (read by /metrics)
   gateway_actor gateway;
   std::uint16_t remote_port = 0;
   caf::actor ticker;
@@ -379,7 +381,11 @@ status_result kinformerd::impl::start_metrics_server() {
   auto m = metrics;
   auto hooks = webhooks;
   metrics_server->add_route(
-      "/metrics", [&sys, c, m, hooks](const http_request&, std::shared_ptr<http_exchange> ex) {
+      "/metrics",
+      [this, &sys, c, m, hooks](const http_request&, std::shared_ptr<http_exchange> ex) {
+        // The metrics server stops before the read API is torn down.
+        if (api_serving.load(std::memory_order_acquire))
+          m->update(api->stats(), api_server->stats());
         with_cache_stats(sys, c, [m, hooks, ex](std::optional<cache_stats> stats) {
           if (stats)
             m->update(*stats);
@@ -427,11 +433,16 @@ status_result kinformerd::impl::start_api_server(read_api_options served) {
       return error{errc::invalid_argument, "listen.api_token_file: " + token.err().message};
     options.bearer_token = *token;
   }
+  options.max_connections = config.listen.api_max_connections;
+  options.stream_write_timeout = std::chrono::seconds(config.listen.api_write_timeout_seconds);
+  served.max_watches = config.listen.api_max_watches;
+  served.max_unpaged_lists = config.listen.api_max_unpaged_lists;
   api_server = std::make_unique<http_server>(options);
   api = std::make_unique<read_api>(*system, cache, std::move(served));
   api->attach(*api_server);
   if (auto started = api_server->start(); !started)
     return error{started.err().code, "listen.api: " + started.err().message};
+  api_serving.store(true, std::memory_order_release); // /metrics may read them from now on
   log.info("api_listening",
            {{"address", api_server->local_endpoint()},
             {"try", "kubectl --server=http://" + api_server->local_endpoint() + " get pods -A"}});

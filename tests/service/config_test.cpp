@@ -90,6 +90,10 @@ listen:
   api: "[::1]:0"
   metrics: ":9100"
   api_token_file: /run/api-token
+  api_max_connections: 64
+  api_max_watches: 0
+  api_max_unpaged_lists: 2
+  api_write_timeout_seconds: 5
 remote:
   port: 4242
   host: 127.0.0.1
@@ -184,6 +188,10 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(c.listen.api == "[::1]:0");
   CHECK(c.listen.metrics == ":9100");
   CHECK(c.listen.api_token_file == "/run/api-token");
+  CHECK(c.listen.api_max_connections == 64);
+  CHECK(c.listen.api_max_watches == 0); // no bound
+  CHECK(c.listen.api_max_unpaged_lists == 2);
+  CHECK(c.listen.api_write_timeout_seconds == 5);
 
   REQUIRE(c.remote);
   CHECK(c.remote->port == 4242);

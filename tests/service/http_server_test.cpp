@@ -423,3 +423,48 @@ TEST_CASE("http_server: a body given as pieces arrives whole, and the connection
   auto second = c.get("/api/next");
   CHECK(second.body() == "api /api/next");
 }
+
+TEST_CASE("http_server: a client that stops reading is dropped after the write timeout") {
+  http_server_options options;
+  options.stream_buffer_limit = std::size_t{256} << 20; // the timeout acts, not the buffer bound
+  options.stream_write_timeout = std::chrono::milliseconds(200);
+  server_fixture f(options);
+  stream_route route;
+  f.server.add_route("/watch", route.handler());
+  f.start();
+  client c(f.server.port());
+  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto stream = route.opened.get_future().get();
+  std::promise<stream_end> ended;
+  auto end = ended.get_future();
+  stream->on_end([&](stream_end why) { ended.set_value(why); });
+  // The client reads nothing: once the socket buffers are full a write stalls, and the timeout
+  // drops the stream though far less than its buffer bound is queued.
+  const std::string chunk(64 * 1024, 'x');
+  while (stream->buffered_bytes() < (std::size_t{32} << 20) && stream->write(chunk))
+    ;
+  CHECK(end.get() == stream_end::write_timeout);
+  CHECK(stream->closed());
+  CHECK_FALSE(stream->write("late\n"));
+  CHECK(stream->buffered_bytes() == 0); // its buffer is freed
+  CHECK(f.server.stats().slow_streams_dropped == 1);
+  CHECK(f.server.open_streams() == 0);
+}
+
+TEST_CASE("http_server: past max_connections a connection gets 429 with Retry-After") {
+  http_server_options options;
+  options.max_connections = 1;
+  options.retry_after_seconds = 7;
+  server_fixture f(options);
+  f.start();
+  client first(f.server.port());
+  CHECK(first.get("/api/x").result_int() == 200); // its session is live
+  client second(f.server.port());
+  auto refused = second.read_to_end();
+  CHECK(refused.starts_with("HTTP/1.1 429"));
+  CHECK(refused.find("Retry-After: 7\r\n") != std::string::npos);
+  CHECK(refused.find("\"reason\":\"TooManyRequests\"") != std::string::npos);
+  CHECK(f.server.stats().connections_refused == 1);
+  CHECK(first.get("/api/y").result_int() == 200); // the one admitted is unaffected
+  CHECK(f.server.stats().bytes_written > 0);      // the two answers to the admitted client
+}

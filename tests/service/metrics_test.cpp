@@ -2,8 +2,10 @@
 // text format and parsed back.
 
 #include "app/kinformerd/health.hpp"
+#include "app/kinformerd/http_server.hpp"
 #include "app/kinformerd/metrics.hpp"
 #include "app/kinformerd/process_metrics.hpp"
+#include "app/kinformerd/read_api.hpp"
 #include "app/kinformerd/webhook_handler.hpp"
 
 #include <catch2/catch.hpp>
@@ -556,4 +558,25 @@ TEST_CASE("liveness fails only when the cache does not answer") {
   auto dead = liveness(std::nullopt);
   CHECK(dead.status == 503);
   CHECK(dead.body.find("did not answer") != std::string::npos);
+}
+
+TEST_CASE("the read API's requests, watches, bytes and dropped clients are exported") {
+  service_metrics m;
+  service::read_api_stats api;
+  api.requests[{"list", 200}] = 3;
+  api.requests[{"watch", 429}] = 1;
+  api.open_watches = 2;
+  service::http_server_stats server{4, 1, 12345};
+  m.update(api, server);
+  api.requests[{"list", 200}] = 5; // cumulative: the counter follows
+  m.update(api, server);
+  auto s = parse(m.render());
+  CHECK(s.at(key("kinformer_read_api_requests_total", {{"verb", "list"}, {"code", "200"}})) == 5);
+  CHECK(s.at(key("kinformer_read_api_requests_total", {{"verb", "watch"}, {"code", "429"}})) == 1);
+  CHECK(s.at("kinformer_read_api_open_watches") == 2);
+  CHECK(s.at("kinformer_read_api_bytes_written_total") == 12345);
+  CHECK(s.at("kinformer_read_api_slow_clients_dropped_total") == 1);
+  CHECK(s.at("kinformer_read_api_connections_refused_total") == 4);
+  CHECK(s.types.at("kinformer_read_api_requests_total") == "counter");
+  CHECK(s.types.at("kinformer_read_api_open_watches") == "gauge");
 }

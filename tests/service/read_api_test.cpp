@@ -963,3 +963,37 @@ TEST_CASE_METHOD(read_api_fixture,
   CHECK(whole.exit_code != 0);
   CHECK(whole.out.find("do-not-serve") == std::string::npos);
 }
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: past the open-watch bound a watch is 429 with Retry-After; requests "
+                 "are counted by verb and code") {
+  read_api_options options;
+  options.resources.push_back(*store().find_resource(sim::pods_resource));
+  options.max_watches = 1;
+  options.retry_after_seconds = 3;
+  read_api bounded(*system, cache, options);
+  http_server bounded_server;
+  bounded.attach(bounded_server);
+  REQUIRE(bounded_server.start().ok());
+
+  raw_client c(bounded_server.port());
+  auto list = c.request("/api/v1/namespaces/ns-1/pods");
+  REQUIRE(list.result_int() == 200);
+  std::string rv(json::parse(list.body()).at("metadata").at("resourceVersion").as_string());
+  raw_client first(bounded_server.port());
+  REQUIRE(first.open_watch("/api/v1/pods?watch=1&resourceVersion=" + rv) == 200);
+  // The first watch is open (its head arrived): the second is refused.
+  auto refused = c.request("/api/v1/pods?watch=1&resourceVersion=" + rv);
+  CHECK(refused.result_int() == 429);
+  CHECK(refused[http::field::retry_after] == "3");
+  CHECK(reason_of(refused.body()) == "TooManyRequests");
+  CHECK(c.request("/api/v1/namespaces/ns-1/pods/nope").result_int() == 404);
+
+  auto stats = bounded.stats();
+  CHECK(stats.open_watches == 1);
+  CHECK(stats.requests[{"list", 200}] == 1);
+  CHECK(stats.requests[{"watch", 200}] == 1);
+  CHECK(stats.requests[{"watch", 429}] == 1);
+  CHECK(stats.requests[{"get", 404}] == 1);
+  bounded_server.stop();
+}
