@@ -117,6 +117,7 @@ using remote_handler_actor =
 
 // What kinformerd publishes for remote subscribers. The handler travels as a plain caf::actor
 // (typed handles need extra registration on both nodes) and must be a remote_handler_actor.
+// unsubscribe is obeyed only when that handler sends it (unsubscribe_remote does).
 using gateway_actor =
     caf::typed_actor<caf::replies_to<atoms::remote_subscribe_atom, remote_subscription_request,
                                      caf::actor>::with<subscription_id>,

@@ -128,16 +128,33 @@ bridge_actor::behavior_type bridge(bridge_pointer self, remote_handler_actor rem
   };
 }
 
+struct gateway_state;
+using gateway_pointer = gateway_actor::stateful_pointer<gateway_state>;
+
 struct gateway_state {
   gateway_state() = default;
 
   static inline const char* name = "kinformer.remote_gateway";
   cache_actor cache;
   std::string secret;
-  std::unordered_map<subscription_id, bridge_actor> bridges;
+  struct subscription {
+    bridge_actor bridge;
+    caf::actor_addr subscriber; // the handler that subscribed: the only one that may unsubscribe
+  };
+  std::unordered_map<subscription_id, subscription> subscriptions;
 };
 
-using gateway_pointer = gateway_actor::stateful_pointer<gateway_state>;
+// Ends subscription `id`: the cache's side and its bridge.
+void end_subscription(gateway_pointer self, subscription_id id) {
+  auto& st = self->state;
+  auto i = st.subscriptions.find(id);
+  if (i == st.subscriptions.end())
+    return;
+  self->send(st.cache, atoms::unsubscribe_atom::value, id);
+  self->demonitor(i->second.bridge.address());
+  caf::anon_send_exit(i->second.bridge, caf::exit_reason::user_shutdown);
+  st.subscriptions.erase(i);
+}
 
 // Equal strings, compared without an early exit, so the time taken says nothing about the secret.
 // `expected` is not empty.
@@ -151,6 +168,15 @@ bool same_secret(const std::string& expected, const std::string& given) {
 gateway_actor::behavior_type gateway(gateway_pointer self, cache_actor cache, std::string secret) {
   self->state.cache = std::move(cache);
   self->state.secret = std::move(secret);
+  // A bridge ends when its subscriber goes away (disconnect included): end its subscription.
+  // Learnt from a down message, which no peer can forge.
+  self->set_down_handler([self](const caf::down_msg& down) {
+    for (const auto& [id, sub] : self->state.subscriptions)
+      if (sub.bridge.address() == down.source) {
+        end_subscription(self, id);
+        return;
+      }
+  });
   return {
       [self](atoms::remote_subscribe_atom, remote_subscription_request& request,
              caf::actor handler) -> caf::result<subscription_id> {
@@ -182,13 +208,9 @@ gateway_actor::behavior_type gateway(gateway_pointer self, cache_actor cache, st
         self->request(st.cache, caf::infinite, atoms::subscribe_atom::value, std::move(kind),
                       caf::actor_cast<handler_actor>(b), std::move(options))
             .then(
-                [self, b, promise](subscription_id id) mutable {
-                  self->state.bridges.emplace(id, b);
-                  // The bridge ends when its subscriber goes away: end the cache subscription.
-                  b->attach_functor([self, id] {
-                    caf::anon_send(caf::actor_cast<caf::actor>(self),
-                                   atoms::unsubscribe_atom::value, id);
-                  });
+                [self, b, promise, subscriber = handler.address()](subscription_id id) mutable {
+                  self->state.subscriptions.emplace(id, gateway_state::subscription{b, subscriber});
+                  self->monitor(b);
                   promise.deliver(id);
                 },
                 [b, promise](caf::error& err) mutable {
@@ -198,13 +220,13 @@ gateway_actor::behavior_type gateway(gateway_pointer self, cache_actor cache, st
         return promise;
       },
       [self](atoms::unsubscribe_atom, subscription_id id) {
-        auto& st = self->state;
-        auto i = st.bridges.find(id);
-        if (i == st.bridges.end())
+        // Only from the handler that subscribed (unsubscribe_remote sends it as that handler):
+        // another peer, or an anonymous message, cannot end someone else's subscription.
+        auto i = self->state.subscriptions.find(id);
+        if (i == self->state.subscriptions.end() || !self->current_sender() ||
+            self->current_sender() != i->second.subscriber)
           return;
-        self->send(st.cache, atoms::unsubscribe_atom::value, id);
-        caf::anon_send_exit(i->second, caf::exit_reason::user_shutdown);
-        st.bridges.erase(i);
+        end_subscription(self, id);
       },
   };
 }

@@ -130,9 +130,10 @@ result<remote_subscription> subscribe_remote(caf::actor_system& system, const st
 }
 
 void unsubscribe_remote(const remote_subscription& subscription) {
-  if (subscription.gateway)
-    caf::anon_send(caf::actor_cast<gateway_actor>(subscription.gateway),
-                   atoms::unsubscribe_atom::value, subscription.id);
+  // Sent as the handler: the gateway accepts an unsubscribe only from the subscriber.
+  if (subscription.gateway && subscription.handler)
+    caf::send_as(subscription.handler, caf::actor_cast<gateway_actor>(subscription.gateway),
+                 atoms::unsubscribe_atom::value, subscription.id);
   if (subscription.handler)
     caf::anon_send_exit(subscription.handler, caf::exit_reason::user_shutdown);
 }

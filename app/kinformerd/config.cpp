@@ -138,10 +138,14 @@ status_result check_remote(const remote_options& remote) {
                      "without TLS)");
     if (remote.key_file.empty())
       return invalid("remote.tls.key: missing");
-    // TLS encrypts, but only a secret or a client certificate tells subscribers apart.
-    if (remote.shared_secret_file.empty() && remote.ca_file.empty())
-      return invalid("remote: give shared_secret_file or tls.ca (client certificates), or "
-                     "anyone who reaches the port can subscribe");
+    // Mutual TLS: without a CA neither side verifies the other, so a man in the middle would
+    // read every delta and any shared secret. CAF 0.17 verifies peers only against a CA.
+    if (remote.ca_file.empty())
+      return invalid("remote.tls.ca: missing: without a CA neither side's certificate is "
+                     "verified, and a man in the middle would read the deltas and any "
+                     "shared_secret; give the CA that signs the subscribers' and this "
+                     "service's certificates (mutual TLS), or set remote.plaintext: true on a "
+                     "trusted network");
   }
   if (!remote.host.empty() && !is_host_name(remote.host) && !is_ipv6_literal(remote.host))
     return invalid("remote.host: " + quoted(remote.host) + " is not a host name or address");

@@ -323,3 +323,41 @@ TEST_CASE("over TLS, a subscriber whose certificate another CA signed is refused
   REQUIRE_FALSE(sub.ok());
   CHECK((sub.err().code == errc::io || sub.err().code == errc::tls));
 }
+
+TEST_CASE("only the subscriber that subscribed can unsubscribe") {
+  service_side service(nullptr, "");
+  service.create("team-a", "one");
+  subscriber_side owner(nullptr);
+  auto mine = owner.subscribe(service.port, false, configmaps_in("team-a", "", ""));
+  REQUIRE(mine.ok());
+  REQUIRE(owner.rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  subscriber_side other(nullptr);
+  auto theirs = other.subscribe(service.port, false, configmaps_in("team-a", "", ""));
+  REQUIRE(theirs.ok());
+  REQUIRE(other.rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  CHECK(service.subscriptions() == 2);
+
+  // The other peer tries to end the owner's subscription: as its own handler, and anonymously.
+  auto gateway = caf::actor_cast<gateway_actor>(theirs->gateway);
+  caf::send_as(theirs->handler, gateway, atoms::unsubscribe_atom::value, mine->id);
+  caf::anon_send(gateway, atoms::unsubscribe_atom::value, mine->id);
+  // Then ends its own, which it may: once that has taken effect, the attempts before it have
+  // been handled too (one connection, in order).
+  unsubscribe_remote(*theirs);
+  for (int i = 0; i < 200 && service.subscriptions() != 1; ++i) {
+    caf::scoped_actor self{*service.system};
+    self->receive(caf::after(10ms) >> [] {});
+  }
+  CHECK(service.subscriptions() == 1);
+
+  // The owner's subscription is untouched: it still converges, and ends when the owner says.
+  service.create("team-a", "two");
+  auto expected = service.truth("team-a");
+  REQUIRE(owner.rec.wait_for([&](const delta_recorder& r) { return r.state() == expected; }));
+  unsubscribe_remote(*mine);
+  for (int i = 0; i < 200 && service.subscriptions() != 0; ++i) {
+    caf::scoped_actor self{*service.system};
+    self->receive(caf::after(10ms) >> [] {});
+  }
+  CHECK(service.subscriptions() == 0);
+}

@@ -352,10 +352,12 @@ TEST_CASE("file errors name the file, line and field", "[config][errors]") {
       {"handlers: {sms: []}\n", "handlers.sms: unknown key"},
       {"remote: {port: 4242}\n", "remote.tls.certificate: missing (or set remote.plaintext: true"},
       {"remote: {port: 4242, tls: {certificate: /c}}\n", "remote.tls.key: missing"},
-      {"remote: {port: 4242, tls: {certificate: /c, key: /k}}\n",
-       "remote: give shared_secret_file or tls.ca (client certificates)"},
+      {"remote: {port: 4242, tls: {certificate: /c, key: /k}}\n", "remote.tls.ca: missing"},
       {"remote: {tls: {certificate: /c, key: /k, ca: /ca}}\n", ""},
-      {"remote: {tls: {certificate: /c, key: /k}, shared_secret_file: /s}\n", ""},
+      // TLS with a shared secret and no CA is refused: nothing would verify either side.
+      {"remote: {tls: {certificate: /c, key: /k}, shared_secret_file: /s}\n",
+       "remote.tls.ca: missing: without a CA neither side's certificate is verified"},
+      {"remote: {tls: {certificate: /c, key: /k, ca: /ca}, shared_secret_file: /s}\n", ""},
       {"remote: {plaintext: true}\n", ""}, // explicitly asked for
       {"remote: {port: 4242, plaintext: true, tls: {certificate: /c, key: /k}}\n",
        "remote.plaintext: true, but TLS files are given too"},
