@@ -336,6 +336,12 @@ status_result check_config(const service_config& config) {
   if (!config.listen.api.empty())
     if (auto r = check_listen_address(config.listen.api); !r)
       return invalid("listen.api: " + r.err().message);
+  if (config.listen.api_authorization != "subjectaccessreview" &&
+      config.listen.api_authorization != "authenticated")
+    return invalid("listen.api_authorization: " + quoted(config.listen.api_authorization) +
+                   " is not subjectaccessreview or authenticated");
+  if (config.listen.api_anonymous.value_or(false) && !config.listen.api_token_file.empty())
+    return invalid("listen.api_anonymous: true, but api_token_file requires a token; choose one");
   if (auto r = check_listen_address(config.listen.metrics); !r)
     return invalid("listen.metrics: " + r.err().message);
   if (config.listen.api == config.listen.metrics && !config.listen.api.ends_with(":0"))

@@ -125,6 +125,12 @@ struct listen_options {
   std::size_t api_max_watches = 512;
   std::size_t api_max_unpaged_lists = 8;
   std::size_t api_write_timeout_seconds = 30;
+  // Who may read through the read API (app/kinformerd/api_access.hpp): without api_token_file,
+  // bearer tokens are checked with TokenReview, and each request with a SubjectAccessReview
+  // ("subjectaccessreview") or not at all ("authenticated": any authenticated user may read).
+  std::string api_authorization = "subjectaccessreview";
+  // Requests without a token are served unchecked. Default: only with the embedded simulator.
+  std::optional<bool> api_anonymous;
 };
 
 // Where other processes subscribe (caf::io). TLS unless plaintext is asked for explicitly.

@@ -283,7 +283,8 @@ handlers_options read_handlers(const YAML::Node& node) {
 listen_options read_listen(const YAML::Node& node) {
   const section s(node, "listen",
                   {"api", "metrics", "api_token_file", "api_max_connections", "api_max_watches",
-                   "api_max_unpaged_lists", "api_write_timeout_seconds"});
+                   "api_max_unpaged_lists", "api_write_timeout_seconds", "api_authorization",
+                   "api_anonymous"});
   listen_options listen;
   // Addresses are checked here too, so the error points at the line. The read API may be off.
   auto address = [](bool may_be_off) {
@@ -298,6 +299,9 @@ listen_options read_listen(const YAML::Node& node) {
   s.read("api", listen.api, address(true));
   s.read("metrics", listen.metrics, address(false));
   s.read("api_token_file", listen.api_token_file, scalar);
+  s.read("api_authorization", listen.api_authorization, scalar);
+  if (s.has("api_anonymous"))
+    listen.api_anonymous = boolean(s["api_anonymous"], "listen.api_anonymous");
   s.read("api_max_connections", listen.api_max_connections, count);
   s.read("api_max_watches", listen.api_max_watches, count);
   s.read("api_max_unpaged_lists", listen.api_max_unpaged_lists, count);

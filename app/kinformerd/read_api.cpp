@@ -855,6 +855,89 @@ std::optional<std::string> openapi_document(const std::vector<sim::resource_info
   return std::nullopt;
 }
 
+// Serves one request that passed the access check.
+void serve_route(const state_ptr& st, const http_request& request,
+                 const sim::request_target& target, const sim::route& route,
+                 const std::shared_ptr<http_exchange>& exchange) {
+  const auto& resources = st->options.resources;
+  std::optional<std::string> document;
+  switch (route.kind) {
+  case sim::route_kind::version:
+    document = sim::version_document(st->options.git_version);
+    break;
+  case sim::route_kind::core_versions:
+    document = sim::core_versions_document(request.header("host").value_or("127.0.0.1"));
+    break;
+  case sim::route_kind::group_list:
+    document = sim::group_list_document(resources);
+    break;
+  case sim::route_kind::group:
+    document = sim::group_document(resources, route.group);
+    break;
+  case sim::route_kind::resource_list:
+    document = sim::resource_list_document(resources, route.group, route.version);
+    break;
+  case sim::route_kind::openapi:
+    document = openapi_document(resources, target.segments, st->options.git_version);
+    break;
+  case sim::route_kind::resource:
+    break;
+  default:
+    exchange->respond(status_reply(sim::resource_not_found()));
+    return;
+  }
+  if (route.kind != sim::route_kind::resource) {
+    exchange->respond(document ? json_reply(std::move(*document))
+                               : status_reply(sim::resource_not_found()));
+    return;
+  }
+
+  const auto& path = route.resource;
+  read_request req;
+  for (const auto& info : resources)
+    if (info.gvr.group == path.group && info.gvr.version == path.version &&
+        info.gvr.resource == path.resource)
+      req.info = &info;
+  if (req.info == nullptr || !path.subresource.empty() ||
+      (req.info->scope == resource_scope::cluster && !path.namespace_.empty())) {
+    exchange->respond(status_reply(sim::resource_not_found()));
+    return;
+  }
+  req.namespace_ = path.namespace_;
+  req.name = path.name;
+  req.watch = path.watch_prefix;
+  if (auto bad = parse_query(target, req)) {
+    exchange->respond(status_reply(*bad));
+    return;
+  }
+  if (auto refused = choose_form(st->options, request, target, req)) {
+    exchange->respond(status_reply(*refused));
+    return;
+  }
+  if (req.watch) {
+    // Counted until the watch's actor ends (watch_behavior).
+    if (!take_slot(st->open_watches, st->options.max_watches)) {
+      exchange->respond(too_many_requests(st->options, "open watches"));
+      return;
+    }
+    serve_watch(st, std::move(req), std::move(exchange));
+  } else if (!req.name.empty()) {
+    serve_get(st, std::move(req), std::move(exchange));
+  } else if (!req.continue_token.empty()) {
+    exchange->respond(serve_continue(st, req));
+  } else if (req.limit > 0) {
+    serve_list(st, std::move(req), std::move(exchange), nullptr);
+  } else {
+    // An unpaged list holds the whole selection while it is written: a bounded number at once.
+    if (!take_slot(st->unpaged_lists, st->options.max_unpaged_lists)) {
+      exchange->respond(too_many_requests(st->options, "lists without a limit at once"));
+      return;
+    }
+    auto slot = std::shared_ptr<void>(nullptr, [st](void*) { --st->unpaged_lists; });
+    serve_list(st, std::move(req), std::move(exchange), std::move(slot));
+  }
+}
+
 } // namespace
 
 sim::resource_info served_resource(const group_version_resource& resource, std::string kind,
@@ -899,101 +982,50 @@ read_api_stats read_api::stats() const {
 
 void read_api::handle(const http_request& request, std::shared_ptr<http_exchange> raw) {
   const auto& st = state_;
-  std::shared_ptr<http_exchange> exchange =
-      std::make_shared<counting_exchange>(raw, st, "discovery");
-  const auto& resources = st->options.resources;
   auto target = sim::parse_target(request.target);
   if (!target) {
-    exchange->respond(status_reply(sim::bad_request(target.err().message)));
+    raw->respond(status_reply(sim::bad_request(target.err().message)));
     return;
   }
   if (request.method != "GET") {
-    exchange->respond(status_reply(method_not_allowed()));
+    raw->respond(status_reply(method_not_allowed()));
     return;
   }
   auto route = sim::classify(target->segments);
-  std::optional<std::string> document;
-  switch (route.kind) {
-  case sim::route_kind::version:
-    document = sim::version_document(st->options.git_version);
-    break;
-  case sim::route_kind::core_versions:
-    document = sim::core_versions_document(request.header("host").value_or("127.0.0.1"));
-    break;
-  case sim::route_kind::group_list:
-    document = sim::group_list_document(resources);
-    break;
-  case sim::route_kind::group:
-    document = sim::group_document(resources, route.group);
-    break;
-  case sim::route_kind::resource_list:
-    document = sim::resource_list_document(resources, route.group, route.version);
-    break;
-  case sim::route_kind::openapi:
-    document = openapi_document(resources, target->segments, st->options.git_version);
-    break;
-  case sim::route_kind::resource:
-    break;
-  default:
-    exchange->respond(status_reply(sim::resource_not_found()));
+  // What is asked, for the access check and the request counts.
+  access_request wanted{"get", {}, {}, {}, {}, {}};
+  std::string counted_as = "discovery";
+  if (route.kind == sim::route_kind::resource) {
+    const auto& path = route.resource;
+    const auto watch_param = target->param("watch").value_or("");
+    const bool watch = path.watch_prefix || watch_param == "1" || watch_param == "true";
+    wanted = {watch               ? "watch"
+              : path.name.empty() ? "list"
+                                  : "get",
+              path.group,
+              path.version,
+              path.resource,
+              path.namespace_,
+              path.name};
+    counted_as = wanted.verb;
+  }
+  std::shared_ptr<http_exchange> exchange =
+      std::make_shared<counting_exchange>(std::move(raw), st, counted_as);
+  if (!st->options.access) {
+    serve_route(st, request, *target, route, exchange);
     return;
   }
-  if (route.kind != sim::route_kind::resource) {
-    exchange->respond(document ? json_reply(std::move(*document))
-                               : status_reply(sim::resource_not_found()));
-    return;
-  }
-
-  const auto& path = route.resource;
-  read_request req;
-  for (const auto& info : resources)
-    if (info.gvr.group == path.group && info.gvr.version == path.version &&
-        info.gvr.resource == path.resource)
-      req.info = &info;
-  if (req.info == nullptr || !path.subresource.empty() ||
-      (req.info->scope == resource_scope::cluster && !path.namespace_.empty())) {
-    exchange->respond(status_reply(sim::resource_not_found()));
-    return;
-  }
-  req.namespace_ = path.namespace_;
-  req.name = path.name;
-  req.watch = path.watch_prefix;
-  const auto watch_param = target->param("watch").value_or("");
-  const bool watch = req.watch || watch_param == "1" || watch_param == "true";
-  exchange = std::make_shared<counting_exchange>(raw, st,
-                                                 watch              ? "watch"
-                                                 : req.name.empty() ? "list"
-                                                                    : "get");
-  if (auto bad = parse_query(*target, req)) {
-    exchange->respond(status_reply(*bad));
-    return;
-  }
-  if (auto refused = choose_form(st->options, request, *target, req)) {
-    exchange->respond(status_reply(*refused));
-    return;
-  }
-  if (req.watch) {
-    // Counted until the watch's actor ends (watch_behavior).
-    if (!take_slot(st->open_watches, st->options.max_watches)) {
-      exchange->respond(too_many_requests(st->options, "open watches"));
-      return;
-    }
-    serve_watch(st, std::move(req), std::move(exchange));
-  } else if (!req.name.empty()) {
-    serve_get(st, std::move(req), std::move(exchange));
-  } else if (!req.continue_token.empty()) {
-    exchange->respond(serve_continue(st, req));
-  } else if (req.limit > 0) {
-    serve_list(st, std::move(req), std::move(exchange), nullptr);
-  } else {
-    // An unpaged list holds the whole selection while it is written: a bounded number at once.
-    if (!take_slot(st->unpaged_lists, st->options.max_unpaged_lists)) {
-      exchange->respond(too_many_requests(st->options, "lists without a limit at once"));
-      return;
-    }
-    auto slot = std::shared_ptr<void>(nullptr, [st](void*) { --st->unpaged_lists; });
-    serve_list(st, std::move(req), std::move(exchange), std::move(slot));
-  }
+  // Authenticated and authorised first, as the API server does, then served.
+  st->options.access->check(
+      request.header("authorization"), wanted,
+      [st, request, target = *target, route, exchange](const access_decision& decision) {
+        if (!decision.allowed()) {
+          exchange->respond(
+              status_reply(sim::make_failure(decision.code, decision.reason, decision.message)));
+          return;
+        }
+        serve_route(st, request, target, route, exchange);
+      });
 }
 
 } // namespace kinformer::service

@@ -64,6 +64,7 @@
 // every watch is a handler actor; answers are posted back through the exchange.
 
 #include "actors/interfaces.hpp"
+#include "app/kinformerd/api_access.hpp"
 #include "app/kinformerd/http_server.hpp"
 #include "app/kubesim/storage.hpp"
 
@@ -110,6 +111,9 @@ struct read_api_options {
   std::size_t max_watches = 0;
   std::size_t max_unpaged_lists = 0;
   unsigned retry_after_seconds = 1;
+  // Authentication (TokenReview) and authorisation (SubjectAccessReview) of every request
+  // (api_access.hpp); null: none (a static bearer token, if any, is the HTTP server's check).
+  std::shared_ptr<api_access> access;
 };
 
 // What the read API counted since it started (kinformerd exports it as metrics).

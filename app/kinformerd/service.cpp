@@ -432,6 +432,17 @@ status_result kinformerd::impl::start_api_server(read_api_options served) {
     if (!token)
       return error{errc::invalid_argument, "listen.api_token_file: " + token.err().message};
     options.bearer_token = *token;
+  } else {
+    // TokenReview and SubjectAccessReview against the cluster, as kube-rbac-proxy does.
+    access_options access;
+    access.anonymous =
+        config.listen.api_anonymous.value_or(config.cluster.mode == connection_mode::simulate);
+    access.subject_access_review = config.listen.api_authorization == "subjectaccessreview";
+    served.access = std::make_shared<api_access>(client, access);
+    if (access.anonymous)
+      log.warn("read_api_anonymous",
+               {{"detail", "requests without a token read the read API unchecked "
+                           "(listen.api_anonymous; on by default only with the simulator)"}});
   }
   options.max_connections = config.listen.api_max_connections;
   options.stream_write_timeout = std::chrono::seconds(config.listen.api_write_timeout_seconds);

@@ -462,6 +462,22 @@ reply rest_handler::handle(const api_request& req) {
     return status_reply(make_failure(401, "Unauthorized", "Unauthorized"));
 
   bool is_get = req.method == "GET";
+  if (r.kind == route_kind::resource && req.method == "POST" && r.resource.name.empty() &&
+      r.resource.namespace_.empty()) {
+    const auto& path = r.resource;
+    if (path.group == "authentication.k8s.io" && path.version == "v1" &&
+        path.resource == "tokenreviews") {
+      auto answer = token_review(req.body, options_.review_users);
+      return answer ? reply(json_reply(std::move(*answer), 201))
+                    : reply(status_reply(answer.failure()));
+    }
+    if (path.group == "authorization.k8s.io" && path.version == "v1" &&
+        path.resource == "subjectaccessreviews") {
+      auto answer = subject_access_review(req.body, options_.review_grants);
+      return answer ? reply(json_reply(std::move(*answer), 201))
+                    : reply(status_reply(answer.failure()));
+    }
+  }
   switch (r.kind) {
   case route_kind::resource:
     return serve_resource(store_, options_, *target, r.resource, req);

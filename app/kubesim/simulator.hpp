@@ -5,6 +5,7 @@
 //
 // Beast and Asio stay in simulator.cpp; this header is cheap to include.
 
+#include "app/kubesim/access_reviews.hpp"
 #include "protocol/result.hpp"
 
 #include <chrono>
@@ -43,6 +44,10 @@ struct simulator_options {
   std::size_t io_threads = 1;
   // Reported by /version.
   std::string git_version = "v1.29.0-kubesim";
+  // TokenReview and SubjectAccessReview answers (access_reviews.hpp): who each token is, and
+  // what each user or group may do.
+  std::vector<review_user> review_users;
+  std::vector<review_grant> review_grants;
 };
 
 // A request to a control route, with Beast's types left out.

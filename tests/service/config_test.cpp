@@ -94,6 +94,7 @@ listen:
   api_max_watches: 0
   api_max_unpaged_lists: 2
   api_write_timeout_seconds: 5
+  api_authorization: authenticated
 remote:
   port: 4242
   host: 127.0.0.1
@@ -192,6 +193,8 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(c.listen.api_max_watches == 0); // no bound
   CHECK(c.listen.api_max_unpaged_lists == 2);
   CHECK(c.listen.api_write_timeout_seconds == 5);
+  CHECK(c.listen.api_authorization == "authenticated");
+  CHECK_FALSE(c.listen.api_anonymous);
 
   REQUIRE(c.remote);
   CHECK(c.remote->port == 4242);
@@ -350,6 +353,11 @@ TEST_CASE("file errors name the file, line and field", "[config][errors]") {
       {"handlers: {webhooks: [{url: \"http://x\", max_retries: many}]}\n",
        "handlers.webhooks[0].max_retries: \"many\" is not a non-negative integer"},
       {"handlers: {sms: []}\n", "handlers.sms: unknown key"},
+      {"listen: {api_authorization: rbac}\n",
+       "listen.api_authorization: \"rbac\" is not subjectaccessreview or authenticated"},
+      {"listen: {api_anonymous: true, api_token_file: /t}\n",
+       "listen.api_anonymous: true, but api_token_file requires a token"},
+      {"listen: {api_anonymous: maybe}\n", "listen.api_anonymous"},
       {"remote: {port: 4242}\n", "remote.tls.certificate: missing (or set remote.plaintext: true"},
       {"remote: {port: 4242, tls: {certificate: /c}}\n", "remote.tls.key: missing"},
       {"remote: {port: 4242, tls: {certificate: /c, key: /k}}\n", "remote.tls.ca: missing"},

@@ -86,11 +86,23 @@ TEST_CASE("kubectl kustomize deploy/ renders the whole service", "[deploy]") {
   }
   auto objects = render_deploy();
   for (const char* kind :
-       {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-        "ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceMonitor"}) {
+       {"Namespace", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment",
+        "PodDisruptionBudget", "Service", "ServiceMonitor", "NetworkPolicy"}) {
     INFO(kind);
     CHECK(objects[kind].size() == 1);
   }
+  // One ClusterRole (and binding) to read the informers' resources, one for access reviews.
+  REQUIRE(objects["ClusterRole"].size() == 2);
+  REQUIRE(objects["ClusterRoleBinding"].size() == 2);
+  auto named = [&](const char* kind, const std::string& name) {
+    for (const auto& o : objects[kind])
+      if (o["metadata"]["name"].as<std::string>() == name)
+        return o;
+    FAIL(kind << " " << name << " is not rendered");
+    return YAML::Node();
+  };
+  const YAML::Node reader = named("ClusterRole", "kinformerd");
+  const YAML::Node reviewer = named("ClusterRole", "kinformerd-access-review");
   const std::string ns = objects["Namespace"].at(0)["metadata"]["name"].as<std::string>();
   for (const char* kind : {"ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment",
                            "PodDisruptionBudget", "Service", "ServiceMonitor"})
@@ -105,7 +117,7 @@ TEST_CASE("kubectl kustomize deploy/ renders the whole service", "[deploy]") {
 
   SECTION("the ClusterRole reads exactly the configured resources") {
     std::set<std::pair<std::string, std::string>> granted;
-    for (const auto& rule : objects["ClusterRole"].at(0)["rules"]) {
+    for (const auto& rule : reader["rules"]) {
       CHECK(strings(rule["verbs"]) == std::set<std::string>{"get", "list", "watch"});
       CHECK_FALSE(rule["nonResourceURLs"]);
       for (const auto& group : rule["apiGroups"])
@@ -119,14 +131,32 @@ TEST_CASE("kubectl kustomize deploy/ renders the whole service", "[deploy]") {
       configured.insert(group_and_resource(informer.resource));
     CHECK(granted == configured);
 
-    const auto& binding = objects["ClusterRoleBinding"].at(0);
-    CHECK(binding["roleRef"]["name"].as<std::string>() ==
-          objects["ClusterRole"].at(0)["metadata"]["name"].as<std::string>());
-    const auto& subject = binding["subjects"][0];
-    CHECK(subject["kind"].as<std::string>() == "ServiceAccount");
-    CHECK(subject["name"].as<std::string>() ==
-          objects["ServiceAccount"].at(0)["metadata"]["name"].as<std::string>());
-    CHECK(subject["namespace"].as<std::string>() == ns);
+    for (const char* role : {"kinformerd", "kinformerd-access-review"}) {
+      const YAML::Node binding = named("ClusterRoleBinding", role);
+      CHECK(binding["roleRef"]["name"].as<std::string>() == role);
+      const auto& subject = binding["subjects"][0];
+      CHECK(subject["kind"].as<std::string>() == "ServiceAccount");
+      CHECK(subject["name"].as<std::string>() ==
+            objects["ServiceAccount"].at(0)["metadata"]["name"].as<std::string>());
+      CHECK(subject["namespace"].as<std::string>() == ns);
+    }
+  }
+
+  SECTION("the access-review ClusterRole creates TokenReviews and SubjectAccessReviews only") {
+    std::set<std::pair<std::string, std::string>> granted;
+    for (const auto& rule : reviewer["rules"]) {
+      CHECK(strings(rule["verbs"]) == std::set<std::string>{"create"});
+      for (const auto& group : rule["apiGroups"])
+        for (const auto& resource : rule["resources"])
+          granted.emplace(group.as<std::string>(), resource.as<std::string>());
+    }
+    CHECK(granted == std::set<std::pair<std::string, std::string>>{
+                         {"authentication.k8s.io", "tokenreviews"},
+                         {"authorization.k8s.io", "subjectaccessreviews"}});
+    // The shipped config turns the checks on.
+    CHECK_FALSE(config->listen.api_anonymous.value_or(false));
+    CHECK(config->listen.api_authorization == "subjectaccessreview");
+    CHECK(config->listen.api_token_file.empty());
   }
 
   SECTION("the Deployment is hardened, probed and mounts the generated ConfigMap") {

@@ -997,3 +997,100 @@ TEST_CASE_METHOD(read_api_fixture,
   CHECK(stats.requests[{"get", 404}] == 1);
   bounded_server.stop();
 }
+
+namespace {
+
+// The read API of `f`'s cache behind TokenReview and SubjectAccessReview, answered by a second
+// simulator with alice (list and watch pods in ns-1) and bob (group readers: everything).
+struct guarded_api {
+  sim::simulator reviewer{reviews()};
+  std::shared_ptr<api_client> client;
+  std::shared_ptr<api_access> access;
+  std::unique_ptr<read_api> api;
+  http_server server;
+
+  guarded_api(read_api_fixture& f, access_options options = {}) {
+    REQUIRE(reviewer.start().ok());
+    auto created = api_client::create(*from_server_url(reviewer.url()));
+    REQUIRE(created.ok());
+    client = std::move(created).value();
+    access = std::make_shared<api_access>(client, options);
+    read_api_options api_options;
+    api_options.resources.push_back(*f.store().find_resource(sim::pods_resource));
+    api_options.access = access;
+    api = std::make_unique<read_api>(*f.system, f.cache, api_options);
+    api->attach(server);
+    REQUIRE(server.start().ok());
+  }
+  ~guarded_api() { server.stop(); }
+
+  static sim::simulator_options reviews() {
+    sim::simulator_options o;
+    o.review_users = {{"alice-token", "alice", "u-1", {"team-a"}},
+                      {"bob-token", "bob", "u-2", {"readers"}}};
+    o.review_grants = {{"alice", {"list", "watch"}, {"pods"}, "ns-1"},
+                       {"group:readers", {"*"}, {"*"}, ""}};
+    return o;
+  }
+};
+
+} // namespace
+
+TEST_CASE_METHOD(
+    read_api_fixture,
+    "read_api: TokenReview authenticates, SubjectAccessReview authorises, both cached") {
+  guarded_api guarded(*this);
+  raw_client c(guarded.server.port());
+  auto anonymous = c.request("/api/v1/namespaces/ns-1/pods");
+  CHECK(anonymous.result_int() == 401);
+  CHECK(reason_of(anonymous.body()) == "Unauthorized");
+  CHECK(c.request("/api/v1/namespaces/ns-1/pods", http::verb::get, "stolen").result_int() == 401);
+  CHECK(c.request("/api", http::verb::get).result_int() == 401); // discovery needs a user too
+
+  // alice may list and watch pods in ns-1, nothing else.
+  for (int i = 0; i < 3; ++i) {
+    auto mine = c.request("/api/v1/namespaces/ns-1/pods", http::verb::get, "alice-token");
+    REQUIRE(mine.result_int() == 200);
+    CHECK(item_keys(mine.body()) == truth(sim::pods_resource, "ns-1"));
+  }
+  auto everywhere = c.request("/api/v1/pods", http::verb::get, "alice-token");
+  CHECK(everywhere.result_int() == 403);
+  CHECK(reason_of(everywhere.body()) == "Forbidden");
+  CHECK(json::parse(everywhere.body()).at("message").as_string() ==
+        "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" at "
+        "the cluster scope");
+  auto pods = truth(sim::pods_resource, "ns-1");
+  const std::string one(split_object_key(*pods.begin()).name);
+  CHECK(c.request("/api/v1/namespaces/ns-1/pods/" + one, http::verb::get, "alice-token")
+            .result_int() == 403); // get was not granted
+  CHECK(c.request("/api/v1/namespaces/ns-2/pods?watch=1", http::verb::get, "alice-token")
+            .result_int() == 403);
+  CHECK(c.request("/api/v1", http::verb::get, "alice-token").result_int() == 200);
+
+  // bob reads everything through his group.
+  CHECK(c.request("/api/v1/pods", http::verb::get, "bob-token").result_int() == 200);
+  CHECK(
+      c.request("/api/v1/namespaces/ns-1/pods/" + one, http::verb::get, "bob-token").result_int() ==
+      200);
+
+  // One TokenReview per token; one SubjectAccessReview per distinct request, however repeated.
+  CHECK(guarded.access->token_reviews() == 3); // stolen, alice, bob
+  CHECK(guarded.access->access_reviews() == 6);
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: anonymous access only when configured; no reviewer is a 503") {
+  access_options anonymous;
+  anonymous.anonymous = true;
+  guarded_api open(*this, anonymous);
+  raw_client c(open.server.port());
+  CHECK(c.request("/api/v1/namespaces/ns-1/pods").result_int() == 200);
+  CHECK(c.request("/api/v1/pods", http::verb::get, "stolen").result_int() == 401);
+
+  guarded_api unreachable(*this);
+  unreachable.reviewer.stop(); // the API server cannot be asked
+  raw_client d(unreachable.server.port());
+  auto refused = d.request("/api/v1/pods", http::verb::get, "alice-token");
+  CHECK(refused.result_int() == 503);
+  CHECK(reason_of(refused.body()) == "ServiceUnavailable");
+}

@@ -128,6 +128,7 @@ writeFileSync(
     '    name: pods-metadata',
     '    metadata_only: true',
     'listen:',
+    '  api_anonymous: true',
     '  api: "127.0.0.1:0"',
     '  metrics: "127.0.0.1:0"',
     '',
