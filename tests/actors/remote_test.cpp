@@ -117,6 +117,16 @@ struct service_side {
     return out;
   }
 
+  // Whether the cache's subscription count reaches `n` within 2 s. A gateway learns of a
+  // subscriber's going from a message: the stats are polled until then.
+  bool subscriptions_become(std::size_t n) {
+    for (int i = 0; i < 200 && subscriptions() != n; ++i) {
+      caf::scoped_actor self{*system};
+      self->receive(caf::after(10ms) >> [] {});
+    }
+    return subscriptions() == n;
+  }
+
   std::size_t subscriptions() {
     caf::scoped_actor self{*system};
     std::size_t total = 0;
@@ -292,12 +302,8 @@ TEST_CASE("a subscriber that goes away ends its subscription in the service") {
     // system shuts down and its connection closes.
     caf::anon_send_exit(sub->handler, caf::exit_reason::kill);
   }
-  // The gateway learns of it through the handler's down message; poll the stats until then.
-  for (int i = 0; i < 200 && service.subscriptions() != 0; ++i) {
-    caf::scoped_actor self{*service.system};
-    self->receive(caf::after(10ms) >> [] {});
-  }
-  CHECK(service.subscriptions() == 0);
+  // The gateway learns of it through the handler's down message.
+  CHECK(service.subscriptions_become(0));
 }
 
 TEST_CASE("over mutual TLS, a subscriber with the CA's certificate converges") {
@@ -344,20 +350,12 @@ TEST_CASE("only the subscriber that subscribed can unsubscribe") {
   // Then ends its own, which it may: once that has taken effect, the attempts before it have
   // been handled too (one connection, in order).
   unsubscribe_remote(*theirs);
-  for (int i = 0; i < 200 && service.subscriptions() != 1; ++i) {
-    caf::scoped_actor self{*service.system};
-    self->receive(caf::after(10ms) >> [] {});
-  }
-  CHECK(service.subscriptions() == 1);
+  CHECK(service.subscriptions_become(1));
 
   // The owner's subscription is untouched: it still converges, and ends when the owner says.
   service.create("team-a", "two");
   auto expected = service.truth("team-a");
   REQUIRE(owner.rec.wait_for([&](const delta_recorder& r) { return r.state() == expected; }));
   unsubscribe_remote(*mine);
-  for (int i = 0; i < 200 && service.subscriptions() != 0; ++i) {
-    caf::scoped_actor self{*service.system};
-    self->receive(caf::after(10ms) >> [] {});
-  }
-  CHECK(service.subscriptions() == 0);
+  CHECK(service.subscriptions_become(0));
 }

@@ -267,6 +267,13 @@ namespace {
 struct stream_route {
   std::promise<std::shared_ptr<http_stream>> opened;
 
+  // Asks for /watch on `c`'s connection; the stream the route opened for it.
+  template <class Client>
+  std::shared_ptr<http_stream> open(Client& c) {
+    c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+    return opened.get_future().get();
+  }
+
   route_handler handler() {
     return [this](const http_request&, std::shared_ptr<http_exchange> x) {
       opened.set_value(x->stream(200, "application/json", {{"X-Test", "1"}}));
@@ -300,8 +307,7 @@ TEST_CASE("http_server: a stream written from another thread arrives in order, t
   f.server.add_route("/watch", route.handler());
   f.start();
   client c(f.server.port());
-  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
-  auto stream = route.opened.get_future().get();
+  auto stream = route.open(c);
   std::promise<stream_end> ended;
   stream->on_end([&](stream_end why) { ended.set_value(why); });
   std::thread writer([stream] {
@@ -335,8 +341,7 @@ TEST_CASE("http_server: the stream learns when its client goes away") {
   f.server.add_route("/watch", route.handler());
   f.start();
   client c(f.server.port());
-  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
-  auto stream = route.opened.get_future().get();
+  auto stream = route.open(c);
   std::promise<stream_end> ended;
   stream->on_end([&](stream_end why) { ended.set_value(why); });
   REQUIRE(stream->write("hello\n"));
@@ -358,8 +363,7 @@ TEST_CASE("http_server: a client that does not read is dropped at the buffer bou
   f.server.add_route("/watch", route.handler());
   f.start();
   client c(f.server.port());
-  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
-  auto stream = route.opened.get_future().get();
+  auto stream = route.open(c);
   stream->set_overflow_message("{\"type\":\"ERROR\"}\n");
   std::promise<stream_end> ended;
   stream->on_end([&](stream_end why) { ended.set_value(why); });
@@ -433,8 +437,7 @@ TEST_CASE("http_server: a client that stops reading is dropped after the write t
   f.server.add_route("/watch", route.handler());
   f.start();
   client c(f.server.port());
-  c.send_raw("GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
-  auto stream = route.opened.get_future().get();
+  auto stream = route.open(c);
   std::promise<stream_end> ended;
   auto end = ended.get_future();
   stream->on_end([&](stream_end why) { ended.set_value(why); });
