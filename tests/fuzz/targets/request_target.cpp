@@ -1,8 +1,11 @@
 // An HTTP request target as the read API and the simulator receive it: path, query parameters,
-// and the selectors and numbers in them.
+// and the selectors and numbers in them; the same bytes as an Accept header and an includeObject
+// value.
 // Properties: no crash; the decoded path has no empty segment; a classified resource route names
-// a resource.
+// a resource; a metadata answer is negotiated only when the header asks for it.
 
+#include "app/apiserver/response_form.hpp"
+#include "app/apiserver/table.hpp"
 #include "app/kubesim/request_path.hpp"
 #include "protocol/selector.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
@@ -12,6 +15,16 @@ using kinformer::fuzz::require;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  using apiserver::request_verb;
+  for (auto verb : {request_verb::get, request_verb::list, request_verb::watch}) {
+    auto shape = apiserver::negotiate_shape(text, verb);
+    if (shape == apiserver::response_shape::partial_metadata)
+      require(text.find("PartialObjectMetadata") != std::string_view::npos,
+              "metadata negotiated without being asked for");
+    if (shape == apiserver::response_shape::table)
+      require(text.find("Table") != std::string_view::npos, "a table negotiated unasked");
+  }
+  (void)apiserver::parse_include_object(text);
   auto target = sim::parse_target(text);
   if (!target)
     return 0;
