@@ -336,6 +336,10 @@ status_result check_config(const service_config& config) {
   if (!config.listen.api.empty())
     if (auto r = check_listen_address(config.listen.api); !r)
       return invalid("listen.api: " + r.err().message);
+  if (config.listen.api_tls_certificate.empty() != config.listen.api_tls_key.empty())
+    return invalid(std::string("listen.api_tls.") +
+                   (config.listen.api_tls_key.empty() ? "key" : "certificate") +
+                   ": missing (give both, or neither for plain HTTP)");
   if (config.listen.api_authorization != "subjectaccessreview" &&
       config.listen.api_authorization != "authenticated")
     return invalid("listen.api_authorization: " + quoted(config.listen.api_authorization) +

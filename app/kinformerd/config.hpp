@@ -119,6 +119,9 @@ struct listen_options {
   std::string api = "127.0.0.1:8080";     // the read API; "" turns it off
   std::string metrics = "127.0.0.1:9090"; // /metrics, /healthz, /readyz
   std::string api_token_file;             // "" = no bearer-token check on the read API
+  // HTTPS for the read API: certificate chain and key (PEM). Both empty: plain HTTP.
+  std::string api_tls_certificate;
+  std::string api_tls_key;
   // The read API's bounds: past each, 429 with Retry-After (0: no bound); a stream whose client
   // does not take a write within the timeout is dropped.
   std::size_t api_max_connections = 1024;

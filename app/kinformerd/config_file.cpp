@@ -284,7 +284,7 @@ listen_options read_listen(const YAML::Node& node) {
   const section s(node, "listen",
                   {"api", "metrics", "api_token_file", "api_max_connections", "api_max_watches",
                    "api_max_unpaged_lists", "api_write_timeout_seconds", "api_authorization",
-                   "api_anonymous"});
+                   "api_anonymous", "api_tls"});
   listen_options listen;
   // Addresses are checked here too, so the error points at the line. The read API may be off.
   auto address = [](bool may_be_off) {
@@ -300,6 +300,11 @@ listen_options read_listen(const YAML::Node& node) {
   s.read("metrics", listen.metrics, address(false));
   s.read("api_token_file", listen.api_token_file, scalar);
   s.read("api_authorization", listen.api_authorization, scalar);
+  if (s.has("api_tls")) {
+    const section tls(s["api_tls"], "listen.api_tls", {"certificate", "key"});
+    tls.read("certificate", listen.api_tls_certificate, scalar);
+    tls.read("key", listen.api_tls_key, scalar);
+  }
   if (s.has("api_anonymous"))
     listen.api_anonymous = boolean(s["api_anonymous"], "listen.api_anonymous");
   s.read("api_max_connections", listen.api_max_connections, count);

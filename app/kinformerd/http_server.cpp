@@ -12,6 +12,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 namespace kinformer::service {
 
@@ -124,6 +126,7 @@ struct http_server::impl {
   http_server_options options;
   net::io_context ioc{1};
   std::optional<tcp::acceptor> acceptor;
+  std::optional<net::ssl::context> tls; // set when the options name a certificate
   std::vector<std::thread> threads;
   std::map<std::string, route_handler> routes; // by prefix
   std::string endpoint_text;
@@ -275,7 +278,7 @@ private:
 class session : public std::enable_shared_from_this<session> {
 public:
   session(std::shared_ptr<http_server::impl> server, tcp::socket socket)
-      : server_(std::move(server)), stream_(std::move(socket)) {
+      : server_(std::move(server)), conn_(make_connection(*server_, std::move(socket))) {
     ++server_->live_sessions;
   }
 
@@ -284,9 +287,10 @@ public:
       net::post(server_->control, [server = server_] { server->release_deadline_if_idle(); });
   }
 
-  void start() { read_request(); }
+  // Reads the first request; with TLS, after the handshake.
+  void start();
 
-  net::any_io_executor strand() { return stream_.get_executor(); }
+  net::any_io_executor strand() { return tcp().get_executor(); }
 
   // Answers the current request (on the strand).
   void send(http_response response);
@@ -313,8 +317,26 @@ private:
   stream_end reason_for(beast::error_code ec) const;
   void close_connection();
 
+  // The connection: plain TCP, or TLS over it. Timeouts are set on the TCP layer.
+  using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+  using connection = std::variant<beast::tcp_stream, tls_stream>;
+  static connection make_connection(http_server::impl& server, tcp::socket socket) {
+    if (server.tls)
+      return connection(std::in_place_type<tls_stream>, std::move(socket), *server.tls);
+    return connection(std::in_place_type<beast::tcp_stream>, std::move(socket));
+  }
+  beast::tcp_stream& tcp() {
+    return std::visit([](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); },
+                      conn_);
+  }
+  // Runs `op` with the stream to read and write: the TCP stream, or the TLS one over it.
+  template <class Op>
+  void with_stream(Op&& op) {
+    std::visit(std::forward<Op>(op), conn_);
+  }
+
   std::shared_ptr<http_server::impl> server_;
-  beast::tcp_stream stream_;
+  connection conn_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
@@ -425,14 +447,33 @@ void stream_state::post_drain_locked() {
 
 } // namespace
 
+void session::start() {
+  auto* tls = std::get_if<tls_stream>(&conn_);
+  if (!tls) {
+    read_request();
+    return;
+  }
+  tcp().expires_after(server_->options.idle_timeout);
+  tls->async_handshake(net::ssl::stream_base::server,
+                       [self = shared_from_this()](beast::error_code ec) {
+                         if (ec) { // not TLS, or a certificate the client refused
+                           self->close_connection();
+                           return;
+                         }
+                         self->read_request();
+                       });
+}
+
 void session::read_request() {
   parser_.emplace();
   parser_->body_limit(server_->options.max_request_body);
   parser_->header_limit(64 * 1024);
-  stream_.expires_after(server_->options.idle_timeout);
-  http::async_read(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
+  tcp().expires_after(server_->options.idle_timeout);
+  with_stream([&](auto& s) {
+    http::async_read(
+        s, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
+  });
 }
 
 void session::on_request(beast::error_code ec) {
@@ -478,7 +519,7 @@ void session::dispatch() {
   request.body = std::move(message.body());
   parser_.reset();
   awaiting_answer_ = true;
-  stream_.expires_never();
+  tcp().expires_never();
 
   if (request.path.empty() || request.path.front() != '/') {
     send(status_response(400, "BadRequest", "the request target must be an absolute path"));
@@ -545,31 +586,36 @@ void session::send(http_response response) {
 }
 
 void session::write_response(bool keep_alive) {
-  stream_.expires_after(server_->options.idle_timeout);
-  http::async_write(stream_, *response_,
-                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
-                      self->server_->bytes_written += n;
-                      self->response_.reset();
-                      self->after_response(ec, keep_alive);
-                    });
+  tcp().expires_after(server_->options.idle_timeout);
+  with_stream([&](auto& s) {
+    http::async_write(s, *response_,
+                      [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
+                        self->server_->bytes_written += n;
+                        self->response_.reset();
+                        self->after_response(ec, keep_alive);
+                      });
+  });
 }
 
 void session::write_pieces(bool keep_alive) {
-  stream_.expires_after(server_->options.idle_timeout);
+  tcp().expires_after(server_->options.idle_timeout);
   // The header (its Content-Length counts the pieces), then the pieces in one gathered write.
-  http::async_write(stream_, *pieces_header_,
-                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
-                      self->server_->bytes_written += n;
-                      if (ec) {
-                        self->after_response(ec, keep_alive);
-                        return;
-                      }
-                      net::async_write(self->stream_, self->pieces_,
-                                       [self, keep_alive](beast::error_code ec, std::size_t n) {
-                                         self->server_->bytes_written += n;
-                                         self->after_response(ec, keep_alive);
-                                       });
-                    });
+  with_stream([&](auto& s) {
+    http::async_write(
+        s, *pieces_header_,
+        [self = shared_from_this(), keep_alive, &s](beast::error_code ec, std::size_t n) {
+          self->server_->bytes_written += n;
+          if (ec) {
+            self->after_response(ec, keep_alive);
+            return;
+          }
+          net::async_write(s, self->pieces_,
+                           [self, keep_alive](beast::error_code ec, std::size_t n) {
+                             self->server_->bytes_written += n;
+                             self->after_response(ec, keep_alive);
+                           });
+        });
+  });
 }
 
 void session::after_response(beast::error_code ec, bool keep_alive) {
@@ -602,25 +648,27 @@ void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::
   head += "Cache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n";
   out_ = std::move(head);
   writing_ = true;
-  stream_.expires_after(server_->options.stream_write_timeout);
-  net::async_write(stream_, net::buffer(out_),
-                   [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                     self->writing_ = false;
-                     self->server_->bytes_written += n;
-                     if (ec) {
-                       self->end_stream(self->reason_for(ec));
-                       self->close_connection();
-                       return;
-                     }
-                     // Between writes nothing times out: the disconnect probe waits freely.
-                     self->stream_.expires_never();
-                     if (self->ending_for_stop_) {
-                       self->write_last_chunk();
-                       return;
-                     }
-                     self->watch_for_disconnect();
-                     self->drain();
-                   });
+  tcp().expires_after(server_->options.stream_write_timeout);
+  with_stream([&](auto& s) {
+    net::async_write(s, net::buffer(out_),
+                     [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                       self->writing_ = false;
+                       self->server_->bytes_written += n;
+                       if (ec) {
+                         self->end_stream(self->reason_for(ec));
+                         self->close_connection();
+                         return;
+                       }
+                       // Between writes nothing times out: the disconnect probe waits freely.
+                       self->tcp().expires_never();
+                       if (self->ending_for_stop_) {
+                         self->write_last_chunk();
+                         return;
+                       }
+                       self->watch_for_disconnect();
+                       self->drain();
+                     });
+  });
 }
 
 void session::drain() {
@@ -632,53 +680,57 @@ void session::drain() {
   out_ = std::move(next.data);
   writing_ = true;
   // A client that stops reading is dropped after the write timeout; the last words wait less.
-  stream_.expires_after(next.last
-                            ? std::min<std::chrono::milliseconds>(
-                                  std::chrono::seconds(2), server_->options.stream_write_timeout)
-                            : server_->options.stream_write_timeout);
-  net::async_write(stream_, net::buffer(out_),
-                   [self = shared_from_this(), last = next.last,
-                    reason = next.reason](beast::error_code ec, std::size_t n) {
-                     self->writing_ = false;
-                     self->server_->bytes_written += n;
-                     if (!ec)
-                       self->stream_.expires_never();
-                     if (!ec && self->probe_failed_) { // the client went away meanwhile
-                       self->end_stream(stream_end::client_gone);
-                       self->close_connection();
-                     } else if (ec) {
-                       self->end_stream(self->reason_for(ec));
-                       self->close_connection();
-                     } else if (last) {
-                       self->end_stream(reason.value_or(stream_end::finished));
-                       self->close_connection();
-                     } else if (self->ending_for_stop_) {
-                       self->write_last_chunk();
-                     } else {
-                       self->drain();
-                     }
-                   });
+  tcp().expires_after(next.last
+                          ? std::min<std::chrono::milliseconds>(
+                                std::chrono::seconds(2), server_->options.stream_write_timeout)
+                          : server_->options.stream_write_timeout);
+  with_stream([&](auto& s) {
+    net::async_write(s, net::buffer(out_),
+                     [self = shared_from_this(), last = next.last,
+                      reason = next.reason](beast::error_code ec, std::size_t n) {
+                       self->writing_ = false;
+                       self->server_->bytes_written += n;
+                       if (!ec)
+                         self->tcp().expires_never();
+                       if (!ec && self->probe_failed_) { // the client went away meanwhile
+                         self->end_stream(stream_end::client_gone);
+                         self->close_connection();
+                       } else if (ec) {
+                         self->end_stream(self->reason_for(ec));
+                         self->close_connection();
+                       } else if (last) {
+                         self->end_stream(reason.value_or(stream_end::finished));
+                         self->close_connection();
+                       } else if (self->ending_for_stop_) {
+                         self->write_last_chunk();
+                       } else {
+                         self->drain();
+                       }
+                     });
+  });
 }
 
 void session::watch_for_disconnect() {
   // Anything the client sends while we stream is ignored; its end of the connection is not.
-  stream_.async_read_some(net::buffer(probe_),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (self->closed_)
-                              return;
-                            if (!ec) {
-                              self->watch_for_disconnect();
-                              return;
-                            }
-                            // A write in flight fails too (or times out) and says why; should it
-                            // succeed, its completion ends the stream.
-                            if (self->writing_) {
-                              self->probe_failed_ = true;
-                              return;
-                            }
-                            self->end_stream(stream_end::client_gone);
-                            self->close_connection();
-                          });
+  with_stream([&](auto& s) {
+    s.async_read_some(net::buffer(probe_),
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (self->closed_)
+                          return;
+                        if (!ec) {
+                          self->watch_for_disconnect();
+                          return;
+                        }
+                        // A write in flight fails too (or times out) and says why; should it
+                        // succeed, its completion ends the stream.
+                        if (self->writing_) {
+                          self->probe_failed_ = true;
+                          return;
+                        }
+                        self->end_stream(stream_end::client_gone);
+                        self->close_connection();
+                      });
+  });
 }
 
 void session::shutdown() {
@@ -699,12 +751,14 @@ void session::shutdown() {
 void session::write_last_chunk() {
   out_ = std::string(last_chunk);
   writing_ = true;
-  stream_.expires_after(std::chrono::seconds(1));
-  net::async_write(stream_, net::buffer(out_),
-                   [self = shared_from_this()](beast::error_code, std::size_t) {
-                     self->writing_ = false;
-                     self->close_connection();
-                   });
+  tcp().expires_after(std::chrono::seconds(1));
+  with_stream([&](auto& s) {
+    net::async_write(s, net::buffer(out_),
+                     [self = shared_from_this()](beast::error_code, std::size_t) {
+                       self->writing_ = false;
+                       self->close_connection();
+                     });
+  });
 }
 
 stream_end session::reason_for(beast::error_code ec) const {
@@ -730,8 +784,8 @@ void session::close_connection() {
   closed_ = true;
   end_stream(stream_end::client_gone);
   beast::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  stream_.close();
+  tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  tcp().close();
 }
 
 namespace {
@@ -740,6 +794,12 @@ namespace {
 // connection is closed.
 void refuse_connection(const std::shared_ptr<http_server::impl>& server, tcp::socket socket) {
   ++server->connections_refused;
+  if (server->tls) { // no handshake for a refusal: the connection is just closed
+    beast::error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+    return;
+  }
   auto body = std::string(
       R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too many )"
       R"(connections to the read API; retry later","reason":"TooManyRequests","code":429})");
@@ -798,6 +858,22 @@ status_result http_server::start() {
   auto endpoint = parse_listen(s.options.listen);
   if (!endpoint)
     return std::move(endpoint).err();
+  if (!s.options.tls_certificate_file.empty() || !s.options.tls_key_file.empty()) {
+    boost::system::error_code tls_ec;
+    s.tls.emplace(net::ssl::context::tls_server);
+    s.tls->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                       net::ssl::context::no_tlsv1_1);
+    s.tls->use_certificate_chain_file(s.options.tls_certificate_file, tls_ec);
+    if (!tls_ec)
+      s.tls->use_private_key_file(s.options.tls_key_file, net::ssl::context::pem, tls_ec);
+    if (tls_ec) {
+      s.tls.reset();
+      return make_error(errc::invalid_argument,
+                        "TLS certificate " + s.options.tls_certificate_file + " / key " +
+                            s.options.tls_key_file + ": " + tls_ec.message());
+    }
+  }
   boost::system::error_code ec;
   s.acceptor.emplace(s.ioc);
   s.acceptor->open(endpoint->protocol(), ec);

@@ -1,7 +1,7 @@
 #pragma once
 // A small HTTP/1.1 server for kinformerd's read API (and anything else the service serves): its
 // own I/O threads, keep-alive, routes chosen by path prefix, plain responses and streamed chunked
-// responses (watches), an optional bearer-token check and a graceful stop.
+// responses (watches), optional TLS, an optional bearer-token check and a graceful stop.
 //
 // Routes answer asynchronously: a handler gets the request and an `http_exchange`, and may answer
 // from any thread, now or later, so that nothing it waits for (the cache) blocks an I/O thread.
@@ -113,8 +113,12 @@ struct http_server_options {
   // A stream whose client takes longer than this to accept one write is dropped and its buffer
   // freed, however little is queued (a quiet watch whose client stopped reading).
   std::chrono::milliseconds stream_write_timeout{30000};
-  // Connections open at once; past it, a new one is answered 429 with Retry-After and closed.
-  // 0: no bound.
+  // HTTPS: the server's certificate chain and key (PEM files, read at start()). Both empty:
+  // plain HTTP.
+  std::string tls_certificate_file;
+  std::string tls_key_file;
+  // Connections open at once; past it, a new one is answered 429 with Retry-After and closed
+  // (with TLS, closed without an answer). 0: no bound.
   std::size_t max_connections = 0;
   // The Retry-After (seconds) of every 429 for a bound.
   unsigned retry_after_seconds = 1;

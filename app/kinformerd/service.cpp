@@ -444,6 +444,8 @@ status_result kinformerd::impl::start_api_server(read_api_options served) {
                {{"detail", "requests without a token read the read API unchecked "
                            "(listen.api_anonymous; on by default only with the simulator)"}});
   }
+  options.tls_certificate_file = config.listen.api_tls_certificate;
+  options.tls_key_file = config.listen.api_tls_key;
   options.max_connections = config.listen.api_max_connections;
   options.stream_write_timeout = std::chrono::seconds(config.listen.api_write_timeout_seconds);
   served.max_watches = config.listen.api_max_watches;
@@ -456,7 +458,9 @@ status_result kinformerd::impl::start_api_server(read_api_options served) {
   api_serving.store(true, std::memory_order_release); // /metrics may read them from now on
   log.info("api_listening",
            {{"address", api_server->local_endpoint()},
-            {"try", "kubectl --server=http://" + api_server->local_endpoint() + " get pods -A"}});
+            {"try", std::string("kubectl --server=") +
+                        (config.listen.api_tls_certificate.empty() ? "http://" : "https://") +
+                        api_server->local_endpoint() + " get pods -A"}});
   return ok_v;
 }
 

@@ -95,6 +95,7 @@ listen:
   api_max_unpaged_lists: 2
   api_write_timeout_seconds: 5
   api_authorization: authenticated
+  api_tls: {certificate: /tls/api.crt, key: /tls/api.key}
 remote:
   port: 4242
   host: 127.0.0.1
@@ -194,6 +195,8 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(c.listen.api_max_unpaged_lists == 2);
   CHECK(c.listen.api_write_timeout_seconds == 5);
   CHECK(c.listen.api_authorization == "authenticated");
+  CHECK(c.listen.api_tls_certificate == "/tls/api.crt");
+  CHECK(c.listen.api_tls_key == "/tls/api.key");
   CHECK_FALSE(c.listen.api_anonymous);
 
   REQUIRE(c.remote);
@@ -353,6 +356,8 @@ TEST_CASE("file errors name the file, line and field", "[config][errors]") {
       {"handlers: {webhooks: [{url: \"http://x\", max_retries: many}]}\n",
        "handlers.webhooks[0].max_retries: \"many\" is not a non-negative integer"},
       {"handlers: {sms: []}\n", "handlers.sms: unknown key"},
+      {"listen: {api_tls: {certificate: /c}}\n", "listen.api_tls.key: missing"},
+      {"listen: {api_tls: {cert: /c}}\n", "listen.api_tls.cert: unknown key"},
       {"listen: {api_authorization: rbac}\n",
        "listen.api_authorization: \"rbac\" is not subjectaccessreview or authenticated"},
       {"listen: {api_anonymous: true, api_token_file: /t}\n",

@@ -3,15 +3,20 @@
 // gone, overflow of a slow client, graceful stop) and IPv6.
 
 #include "app/kinformerd/http_server.hpp"
+#include "app/kubesim/self_signed_cert.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
+#include <unistd.h>
 
 using namespace kinformer;
 using namespace kinformer::service;
@@ -470,4 +475,51 @@ TEST_CASE("http_server: past max_connections a connection gets 429 with Retry-Af
   CHECK(f.server.stats().connections_refused == 1);
   CHECK(first.get("/api/y").result_int() == 200); // the one admitted is unaffected
   CHECK(f.server.stats().bytes_written > 0);      // the two answers to the admitted client
+}
+
+TEST_CASE("http_server: over TLS a client that trusts its CA is served; plain HTTP is not") {
+  auto material = sim::make_self_signed_tls();
+  REQUIRE(material.ok());
+  auto dir =
+      std::filesystem::temp_directory_path() / ("http-server-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "cert.pem") << material->server_cert_pem;
+  std::ofstream(dir / "key.pem") << material->server_key_pem;
+  http_server_options options;
+  options.tls_certificate_file = (dir / "cert.pem").string();
+  options.tls_key_file = (dir / "key.pem").string();
+  server_fixture f(options);
+  f.start();
+
+  net::io_context ioc;
+  net::ssl::context ctx(net::ssl::context::tls_client);
+  ctx.add_certificate_authority(net::buffer(material->ca_cert_pem));
+  ctx.set_verify_mode(net::ssl::verify_peer);
+  beast::ssl_stream<beast::tcp_stream> tls(ioc, ctx);
+  beast::get_lowest_layer(tls).connect(
+      tcp::endpoint(net::ip::make_address("127.0.0.1"), f.server.port()));
+  tls.handshake(net::ssl::stream_base::client);
+  for (const char* target : {"/api/one", "/api/two"}) { // keep-alive over TLS
+    http::request<http::empty_body> request{http::verb::get, target, 11};
+    request.set(http::field::host, "localhost");
+    http::write(tls, request);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    http::read(tls, buffer, response);
+    CHECK(response.result_int() == 200);
+    CHECK(response.body() == std::string("api ") + target);
+  }
+
+  client plain(f.server.port());
+  plain.send_raw("GET /api/x HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK(plain.read_to_end().find("HTTP/1.1 200") == std::string::npos);
+
+  http_server_options broken;
+  broken.tls_certificate_file = (dir / "missing.pem").string();
+  broken.tls_key_file = (dir / "key.pem").string();
+  http_server bad(broken);
+  auto refused = bad.start();
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.err().message.find("missing.pem") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
