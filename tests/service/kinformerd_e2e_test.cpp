@@ -343,7 +343,8 @@ TEST_CASE("kubectl reads pods through kinformerd's read API", "[service_e2e]") {
 // The keys a kinformer-subscribe child printed as ADDED before its SYNCED line.
 std::set<std::string> added_until_synced(child_process& subscriber) {
   std::set<std::string> added;
-  auto deadline = steady::now() + 20s;
+  // A bound, not a timing: under TSan on 2 busy cores the subscriber's lines took over 20 s.
+  auto deadline = steady::now() + 60s;
   for (;;) {
     auto now = steady::now();
     auto line = subscriber.next_line(deadline > now ? deadline - now : 0s);
