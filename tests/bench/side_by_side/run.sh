@@ -365,8 +365,11 @@ done
 # Starts kinformerd caching every pod of kubesim and waits until /readyz says it has synced.
 # Sets $api_url.
 start_kinformerd() {
-  "$kinformerd" --server "$url" --watch pods --listen-api 127.0.0.1:0 \
-    --listen-metrics 127.0.0.1:0 >"$work/kinformerd.out" 2>"$work/kinformerd.err" &
+  # curl sends no token: anonymous reads (kubesim reviews no tokens).
+  printf 'listen:\n  api_anonymous: true\n' >"$work/kinformerd.yaml"
+  "$kinformerd" --config "$work/kinformerd.yaml" --server "$url" --watch pods \
+    --listen-api 127.0.0.1:0 --listen-metrics 127.0.0.1:0 \
+    >"$work/kinformerd.out" 2>"$work/kinformerd.err" &
   kinformerd_pid=$!
   children+=("$kinformerd_pid")
   wait_kinformerd_ready "$work/kinformerd.err" "$timeout"

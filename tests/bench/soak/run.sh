@@ -129,6 +129,7 @@ handlers:
 listen:
   api: "127.0.0.1:0"
   metrics: "127.0.0.1:0"
+  api_anonymous: true # its read-API watchers send no token (kubesim reviews none)
 EOF
 log "starting kinformerd (informer: pods; webhook: $sink_url)"
 "$kinformerd" --config "$work/kinformerd.yaml" >"$work/kinformerd.out" 2>"$work/kinformerd.err" &
