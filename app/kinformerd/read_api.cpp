@@ -4,6 +4,7 @@
 
 #include "app/kinformerd/read_api.hpp"
 
+#include "actors/change_window.hpp"
 #include "actors/error_bridge.hpp"
 #include "app/apiserver/response_form.hpp"
 #include "app/apiserver/table.hpp"
@@ -19,7 +20,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <limits>
 #include <mutex>
 #include <span>
@@ -52,22 +52,14 @@ status method_not_allowed() {
                            "the server does not allow this method on the requested resource");
 }
 
-std::optional<std::uint64_t> as_revision(std::string_view rv) {
-  std::uint64_t value = 0;
-  auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), value);
-  if (rv.empty() || ec != std::errc() || end != rv.data() + rv.size())
-    return std::nullopt;
-  return value;
-}
-
 // The oldest of the informers' resourceVersions (integers compared as such).
 std::string oldest_revision(const std::vector<std::string>& versions) {
   std::string oldest;
   for (const auto& rv : versions) {
     if (rv.empty())
       continue;
-    auto a = as_revision(rv);
-    auto b = as_revision(oldest);
+    auto a = parse_revision(rv);
+    auto b = parse_revision(oldest);
     if (oldest.empty() || (a && b && *a < *b))
       oldest = rv;
   }
@@ -315,8 +307,8 @@ http_response page_reply(const state_ptr& st, const read_request& req,
 // A list's resourceVersion parameters against the cache's: nullopt when the cache can serve it.
 std::optional<status> check_list_version(const read_request& req, const std::string& current) {
   const auto& wanted = req.resource_version;
-  auto wanted_rev = as_revision(wanted);
-  auto current_rev = as_revision(current);
+  auto wanted_rev = parse_revision(wanted);
+  auto current_rev = parse_revision(current);
   if (req.resource_version_match == "Exact") {
     if (wanted_rev && current_rev && *wanted_rev > *current_rev)
       return sim::too_large_resource_version(*wanted_rev, *current_rev);
@@ -382,10 +374,10 @@ void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exch
 // A later page: from the snapshot the first page kept, without asking the cache.
 http_response serve_continue(const state_ptr& st, const read_request& req) {
   auto colon = req.continue_token.find(':');
-  auto id = as_revision(std::string_view(req.continue_token).substr(0, colon));
+  auto id = parse_revision(std::string_view(req.continue_token).substr(0, colon));
   auto offset = colon == std::string::npos
                     ? std::nullopt
-                    : as_revision(std::string_view(req.continue_token).substr(colon + 1));
+                    : parse_revision(std::string_view(req.continue_token).substr(colon + 1));
   if (!id || !offset)
     return status_reply(sim::bad_request("invalid continue token \"" + req.continue_token + "\""));
   auto snapshot = st->snapshots.find(*id, continue_snapshots::clock::now());
@@ -447,8 +439,8 @@ struct watch_context {
   bool done = false;
 
   void note_version(std::string_view rv) {
-    auto a = as_revision(rv);
-    auto b = as_revision(newest);
+    auto a = parse_revision(rv);
+    auto b = parse_revision(newest);
     if (newest.empty() || (a && b && *a > *b))
       newest = std::string(rv);
   }
@@ -515,8 +507,8 @@ struct watch_context {
       return oldest_revision(listed_versions);
     std::string out = newest;
     for (const auto& rv : listed_versions) {
-      auto a = as_revision(rv);
-      auto b = as_revision(out);
+      auto a = parse_revision(rv);
+      auto b = parse_revision(out);
       if (out.empty() || (a && b && *a > *b))
         out = rv;
     }
@@ -573,12 +565,20 @@ void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context
   auto initial = std::move(ctx->held_initial);
   auto live = std::move(ctx->held_live);
   ctx->started = true;
-  std::stable_sort(initial.begin(), initial.end(), [](const delta& a, const delta& b) {
-    auto x = as_revision(a.object->meta().resource_version);
-    auto y = as_revision(b.object->meta().resource_version);
-    return x && y && *x < *y;
-  });
-  if (!write_deltas(self, ctx, initial))
+  // Each version is parsed once; one that is not an integer sorts last.
+  std::vector<std::pair<std::uint64_t, std::size_t>> order;
+  order.reserve(initial.size());
+  for (std::size_t i = 0; i < initial.size(); ++i)
+    order.emplace_back(parse_revision(initial[i].object->meta().resource_version)
+                           .value_or(std::numeric_limits<std::uint64_t>::max()),
+                       i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<delta> sorted;
+  sorted.reserve(initial.size());
+  for (const auto& [rv, i] : order)
+    sorted.push_back(std::move(initial[i]));
+  if (!write_deltas(self, ctx, sorted))
     return;
   if (ctx->req.allow_bookmarks && ctx->req.send_initial_events &&
       !ctx->stream->write(ctx->bookmark(ctx->snapshot_version(), true))) {
@@ -744,7 +744,7 @@ void serve_watch(const state_ptr& st, read_request req, std::shared_ptr<http_exc
   const auto& rv = req.resource_version;
   // From an integer N without initial events: the client holds the state at N. At "" or "0",
   // or a version that is not an integer, it gets the current state first.
-  ctx->resume = !req.send_initial_events && rv != "0" && as_revision(rv).has_value();
+  ctx->resume = !req.send_initial_events && rv != "0" && parse_revision(rv).has_value();
   ctx->req = std::move(req);
   st->system.spawn(watch_behavior, std::move(ctx));
 }
