@@ -6,14 +6,14 @@
 
 #include "actors/change_window.hpp"
 #include "actors/error_bridge.hpp"
+#include "app/apiserver/api_status.hpp"
+#include "app/apiserver/discovery_docs.hpp"
+#include "app/apiserver/openapi_docs.hpp"
+#include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
 #include "app/apiserver/table.hpp"
 #include "app/apiserver/watch_projection.hpp"
 #include "app/kinformerd/continue_snapshots.hpp"
-#include "app/kubesim/api_status.hpp"
-#include "app/kubesim/discovery_docs.hpp"
-#include "app/kubesim/openapi_docs.hpp"
-#include "app/kubesim/request_path.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -37,7 +37,7 @@ using watch_actor =
 http_response status_reply(const status& s) {
   http_response response;
   response.status = s.code;
-  response.body = sim::status_json(s);
+  response.body = apiserver::status_json(s);
   return response;
 }
 
@@ -48,8 +48,8 @@ http_response json_reply(std::string body) {
 }
 
 status method_not_allowed() {
-  return sim::make_failure(405, "MethodNotAllowed",
-                           "the server does not allow this method on the requested resource");
+  return apiserver::make_failure(405, "MethodNotAllowed",
+                                 "the server does not allow this method on the requested resource");
 }
 
 // The oldest of the informers' resourceVersions (integers compared as such).
@@ -68,7 +68,7 @@ std::string oldest_revision(const std::vector<std::string>& versions) {
 
 // One GET on a served resource, parsed and checked on the I/O thread.
 struct read_request {
-  const sim::resource_info* info = nullptr;
+  const apiserver::resource_info* info = nullptr;
   std::string namespace_;
   std::string name;
   label_selector labels;
@@ -111,23 +111,25 @@ struct read_request {
 status status_of(const error& err, const read_request& req) {
   switch (err.code) {
   case errc::not_found:
-    return req.name.empty() ? sim::resource_not_found() : sim::not_found(req.info->gvr, req.name);
+    return req.name.empty() ? apiserver::resource_not_found()
+                            : apiserver::not_found(req.info->gvr, req.name);
   case errc::invalid_argument:
   case errc::no_index: // a field the cache has no index for: the selector is what to change
-    return sim::bad_request(err.message);
+    return apiserver::bad_request(err.message);
   // What the API server answers for a resource it does not serve: 404 NotFound.
   case errc::no_match:
   case errc::not_cached:
   case errc::namespace_not_covered:
-    return sim::make_failure(404, "NotFound", err.message);
+    return apiserver::make_failure(404, "NotFound", err.message);
   case errc::timeout:
-    return sim::make_failure(504, "Timeout", "the cache did not answer in time: " + err.message);
+    return apiserver::make_failure(504, "Timeout",
+                                   "the cache did not answer in time: " + err.message);
   // The informer's deletion window does not reach back to a resumed watch's resourceVersion:
   // the watch cache's answer, on which clients relist.
   case errc::expired:
-    return sim::expired(err.message);
+    return apiserver::expired(err.message);
   default:
-    return sim::make_failure(503, "ServiceUnavailable", err.describe());
+    return apiserver::make_failure(503, "ServiceUnavailable", err.describe());
   }
 }
 
@@ -223,8 +225,8 @@ private:
 http_response too_many_requests(const read_api_options& options, const std::string& what) {
   http_response response;
   response.status = 429;
-  status s = sim::make_failure(429, "TooManyRequests", "too many " + what + "; retry later");
-  response.body = sim::status_json(s);
+  status s = apiserver::make_failure(429, "TooManyRequests", "too many " + what + "; retry later");
+  response.body = apiserver::status_json(s);
   response.headers.emplace_back("Retry-After", std::to_string(options.retry_after_seconds));
   return response;
 }
@@ -311,14 +313,14 @@ std::optional<status> check_list_version(const read_request& req, const std::str
   auto current_rev = parse_revision(current);
   if (req.resource_version_match == "Exact") {
     if (wanted_rev && current_rev && *wanted_rev > *current_rev)
-      return sim::too_large_resource_version(*wanted_rev, *current_rev);
+      return apiserver::too_large_resource_version(*wanted_rev, *current_rev);
     if (wanted != current)
-      return sim::expired("too old resource version: " + wanted + " (" + current +
-                          "); the cache serves only its current state");
+      return apiserver::expired("too old resource version: " + wanted + " (" + current +
+                                "); the cache serves only its current state");
     return std::nullopt;
   }
   if (wanted_rev && current_rev && *wanted_rev > *current_rev)
-    return sim::too_large_resource_version(*wanted_rev, *current_rev);
+    return apiserver::too_large_resource_version(*wanted_rev, *current_rev);
   return std::nullopt;
 }
 
@@ -379,13 +381,14 @@ http_response serve_continue(const state_ptr& st, const read_request& req) {
                     ? std::nullopt
                     : parse_revision(std::string_view(req.continue_token).substr(colon + 1));
   if (!id || !offset)
-    return status_reply(sim::bad_request("invalid continue token \"" + req.continue_token + "\""));
+    return status_reply(
+        apiserver::bad_request("invalid continue token \"" + req.continue_token + "\""));
   auto snapshot = st->snapshots.find(*id, continue_snapshots::clock::now());
   if (!snapshot)
-    return status_reply(sim::continue_too_old());
+    return status_reply(apiserver::continue_too_old());
   if (snapshot->selection != req.selection)
-    return status_reply(
-        sim::bad_request("the continue token belongs to another list (path or selectors differ)"));
+    return status_reply(apiserver::bad_request(
+        "the continue token belongs to another list (path or selectors differ)"));
   return page_reply(st, req, snapshot, *id, static_cast<std::size_t>(*offset));
 }
 
@@ -517,7 +520,7 @@ struct watch_context {
 };
 
 std::string watch_error_line(const status& s) {
-  return watch_line("ERROR", sim::status_json(s));
+  return watch_line("ERROR", apiserver::status_json(s));
 }
 
 // Opens the watch's stream on the first sign that the subscription exists, so that a failed
@@ -528,7 +531,7 @@ void open_stream(watch_actor::pointer self, const std::shared_ptr<watch_context>
   ctx->stream = ctx->exchange->stream(200, "application/json");
   ctx->exchange.reset();
   ctx->stream->set_overflow_message(
-      watch_error_line(sim::expired("the watch was dropped: its client read too slowly")));
+      watch_error_line(apiserver::expired("the watch was dropped: its client read too slowly")));
   ctx->stream->on_end([me = caf::actor_cast<caf::actor>(self)](stream_end) {
     caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
   });
@@ -682,7 +685,7 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
     if (ctx->stream)
       ctx->stream->close();
     else if (ctx->exchange)
-      ctx->exchange->respond(status_reply(sim::make_failure(
+      ctx->exchange->respond(status_reply(apiserver::make_failure(
           503, "ServiceUnavailable", "the cache restarted the kind's informer; watch again")));
     self->quit();
   });
@@ -730,8 +733,8 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
         if (ctx->stream)
           ctx->stream->close();
         else if (ctx->exchange)
-          ctx->exchange->respond(
-              status_reply(sim::make_failure(504, "Timeout", "the watch did not start in time")));
+          ctx->exchange->respond(status_reply(
+              apiserver::make_failure(504, "Timeout", "the watch did not start in time")));
         self->quit();
       },
   };
@@ -750,53 +753,54 @@ void serve_watch(const state_ptr& st, read_request req, std::shared_ptr<http_exc
 }
 
 // Parses the query of a resource request; a Status on bad input.
-std::optional<status> parse_query(const sim::request_target& target, read_request& req) {
+std::optional<status> parse_query(const apiserver::request_target& target, read_request& req) {
   if (auto text = target.param("labelSelector")) {
     auto parsed = label_selector::parse(*text);
     if (!parsed)
-      return sim::bad_request("unable to parse requirement: " + parsed.err().message);
+      return apiserver::bad_request("unable to parse requirement: " + parsed.err().message);
     req.labels = std::move(parsed).value();
   }
   if (auto text = target.param("fieldSelector")) {
     auto parsed = field_selector::parse(*text);
     if (!parsed)
-      return sim::bad_request("invalid field selector: " + parsed.err().message);
+      return apiserver::bad_request("invalid field selector: " + parsed.err().message);
     req.fields = std::move(parsed).value();
   }
   auto watch = target.flag("watch");
   if (!watch)
-    return sim::bad_request(watch.err().message);
+    return apiserver::bad_request(watch.err().message);
   req.watch = req.watch || *watch;
   for (auto [name, into] : {std::pair{"allowWatchBookmarks", &req.allow_bookmarks},
                             std::pair{"sendInitialEvents", &req.send_initial_events}}) {
     auto value = target.flag(name);
     if (!value)
-      return sim::bad_request(value.err().message);
+      return apiserver::bad_request(value.err().message);
     *into = *value;
   }
   auto limit = target.integer("limit");
   if (!limit)
-    return sim::bad_request(limit.err().message);
+    return apiserver::bad_request(limit.err().message);
   req.limit = static_cast<std::size_t>(limit->value_or(0));
   auto timeout = target.integer("timeoutSeconds");
   if (!timeout)
-    return sim::bad_request(timeout.err().message);
+    return apiserver::bad_request(timeout.err().message);
   req.timeout_seconds = *timeout;
   req.continue_token = std::string(target.param("continue").value_or(""));
   req.resource_version = std::string(target.param("resourceVersion").value_or(""));
   req.resource_version_match = std::string(target.param("resourceVersionMatch").value_or(""));
   if (req.resource_version_match != "" && req.resource_version_match != "Exact" &&
       req.resource_version_match != "NotOlderThan")
-    return sim::bad_request("resourceVersionMatch: Unsupported value: \"" +
-                            req.resource_version_match + "\"");
+    return apiserver::bad_request("resourceVersionMatch: Unsupported value: \"" +
+                                  req.resource_version_match + "\"");
   if (!req.resource_version_match.empty() && req.resource_version.empty() && !req.watch)
-    return sim::bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided");
+    return apiserver::bad_request(
+        "resourceVersionMatch is forbidden unless resourceVersion is provided");
   if (!req.continue_token.empty() && req.watch)
-    return sim::bad_request("continue is not supported by watch");
+    return apiserver::bad_request("continue is not supported by watch");
   if (!req.name.empty()) {
     auto by_name = field_selector::parse("metadata.name=" + req.name);
     if (!by_name)
-      return sim::bad_request(by_name.err().message);
+      return apiserver::bad_request(by_name.err().message);
     req.fields = req.fields & *by_name;
   }
   req.selection = req.info->gvr.to_string() + "|" + req.namespace_ + "|" + req.labels.to_string() +
@@ -807,19 +811,20 @@ std::optional<status> parse_query(const sim::request_target& target, read_reques
 // The answer's shape from the Accept header, and the configured informer that can give it: a
 // form the configuration did not ask for is refused (406), never fetched.
 std::optional<status> choose_form(const read_api_options& options, const http_request& request,
-                                  const sim::request_target& target, read_request& req) {
+                                  const apiserver::request_target& target, read_request& req) {
   const auto verb = req.watch           ? apiserver::request_verb::watch
                     : !req.name.empty() ? apiserver::request_verb::get
                                         : apiserver::request_verb::list;
   auto shape = apiserver::negotiate_shape(request.header("accept").value_or(""), verb);
   if (!shape)
-    return sim::make_failure(406, "NotAcceptable", std::string(apiserver::not_acceptable_message));
+    return apiserver::make_failure(406, "NotAcceptable",
+                                   std::string(apiserver::not_acceptable_message));
   req.shape = *shape;
   auto include = apiserver::parse_include_object(target.param("includeObject").value_or(""));
   if (!include)
-    return sim::bad_request("includeObject: Unsupported value: \"" +
-                            std::string(target.param("includeObject").value_or("")) +
-                            "\": supported values: \"None\", \"Metadata\", \"Object\"");
+    return apiserver::bad_request("includeObject: Unsupported value: \"" +
+                                  std::string(target.param("includeObject").value_or("")) +
+                                  "\": supported values: \"None\", \"Metadata\", \"Object\"");
   req.include = *include;
   read_api_options::stored_forms forms;
   if (auto it = options.forms.find(req.info->gvr.to_string()); it != options.forms.end())
@@ -828,67 +833,67 @@ std::optional<status> choose_form(const read_api_options& options, const http_re
                           (req.shape == apiserver::response_shape::table &&
                            req.include == apiserver::include_object::object);
   if (needs_full && !forms.full)
-    return sim::make_failure(406, "NotAcceptable",
-                             req.info->gvr.resource +
-                                 " are cached as metadata only: ask for "
-                                 "application/json;as=PartialObjectMetadata" +
-                                 (verb == apiserver::request_verb::list ? "List" : "") +
-                                 ";g=meta.k8s.io;v=v1 (or a Table)");
+    return apiserver::make_failure(406, "NotAcceptable",
+                                   req.info->gvr.resource +
+                                       " are cached as metadata only: ask for "
+                                       "application/json;as=PartialObjectMetadata" +
+                                       (verb == apiserver::request_verb::list ? "List" : "") +
+                                       ";g=meta.k8s.io;v=v1 (or a Table)");
   // Metadata and tables come from the metadata-only informer when there is one: nothing to cut.
   req.metadata_informer = !needs_full && forms.metadata;
   if (!forms.full && !forms.metadata)
-    return sim::resource_not_found();
+    return apiserver::resource_not_found();
   return std::nullopt;
 }
 
-std::optional<std::string> openapi_document(const std::vector<sim::resource_info>& resources,
+std::optional<std::string> openapi_document(const std::vector<apiserver::resource_info>& resources,
                                             const std::vector<std::string>& segments,
                                             const std::string& git_version) {
   if (segments.size() == 2 && segments[1] == "v2")
-    return sim::openapi_v2_document(resources, git_version);
+    return apiserver::openapi_v2_document(resources, git_version);
   if (segments.size() == 2 && segments[1] == "v3")
-    return sim::openapi_v3_index(resources);
+    return apiserver::openapi_v3_index(resources);
   if (segments.size() == 4 && segments[1] == "v3" && segments[2] == "api")
-    return sim::openapi_v3_document(resources, "", segments[3]);
+    return apiserver::openapi_v3_document(resources, "", segments[3]);
   if (segments.size() == 5 && segments[1] == "v3" && segments[2] == "apis")
-    return sim::openapi_v3_document(resources, segments[3], segments[4]);
+    return apiserver::openapi_v3_document(resources, segments[3], segments[4]);
   return std::nullopt;
 }
 
 // Serves one request that passed the access check.
 void serve_route(const state_ptr& st, const http_request& request,
-                 const sim::request_target& target, const sim::route& route,
+                 const apiserver::request_target& target, const apiserver::route& route,
                  const std::shared_ptr<http_exchange>& exchange) {
   const auto& resources = st->options.resources;
   std::optional<std::string> document;
   switch (route.kind) {
-  case sim::route_kind::version:
-    document = sim::version_document(st->options.git_version);
+  case apiserver::route_kind::version:
+    document = apiserver::version_document(st->options.git_version);
     break;
-  case sim::route_kind::core_versions:
-    document = sim::core_versions_document(request.header("host").value_or("127.0.0.1"));
+  case apiserver::route_kind::core_versions:
+    document = apiserver::core_versions_document(request.header("host").value_or("127.0.0.1"));
     break;
-  case sim::route_kind::group_list:
-    document = sim::group_list_document(resources);
+  case apiserver::route_kind::group_list:
+    document = apiserver::group_list_document(resources);
     break;
-  case sim::route_kind::group:
-    document = sim::group_document(resources, route.group);
+  case apiserver::route_kind::group:
+    document = apiserver::group_document(resources, route.group);
     break;
-  case sim::route_kind::resource_list:
-    document = sim::resource_list_document(resources, route.group, route.version);
+  case apiserver::route_kind::resource_list:
+    document = apiserver::resource_list_document(resources, route.group, route.version);
     break;
-  case sim::route_kind::openapi:
+  case apiserver::route_kind::openapi:
     document = openapi_document(resources, target.segments, st->options.git_version);
     break;
-  case sim::route_kind::resource:
+  case apiserver::route_kind::resource:
     break;
   default:
-    exchange->respond(status_reply(sim::resource_not_found()));
+    exchange->respond(status_reply(apiserver::resource_not_found()));
     return;
   }
-  if (route.kind != sim::route_kind::resource) {
+  if (route.kind != apiserver::route_kind::resource) {
     exchange->respond(document ? json_reply(std::move(*document))
-                               : status_reply(sim::resource_not_found()));
+                               : status_reply(apiserver::resource_not_found()));
     return;
   }
 
@@ -900,7 +905,7 @@ void serve_route(const state_ptr& st, const http_request& request,
       req.info = &info;
   if (req.info == nullptr || !path.subresource.empty() ||
       (req.info->scope == resource_scope::cluster && !path.namespace_.empty())) {
-    exchange->respond(status_reply(sim::resource_not_found()));
+    exchange->respond(status_reply(apiserver::resource_not_found()));
     return;
   }
   req.namespace_ = path.namespace_;
@@ -940,9 +945,9 @@ void serve_route(const state_ptr& st, const http_request& request,
 
 } // namespace
 
-sim::resource_info served_resource(const group_version_resource& resource, std::string kind,
-                                   resource_scope scope) {
-  sim::resource_info info;
+apiserver::resource_info served_resource(const group_version_resource& resource, std::string kind,
+                                         resource_scope scope) {
+  apiserver::resource_info info;
   info.gvr = resource;
   info.singular = kind;
   std::transform(info.singular.begin(), info.singular.end(), info.singular.begin(),
@@ -982,20 +987,20 @@ read_api_stats read_api::stats() const {
 
 void read_api::handle(const http_request& request, std::shared_ptr<http_exchange> raw) {
   const auto& st = state_;
-  auto target = sim::parse_target(request.target);
+  auto target = apiserver::parse_target(request.target);
   if (!target) {
-    raw->respond(status_reply(sim::bad_request(target.err().message)));
+    raw->respond(status_reply(apiserver::bad_request(target.err().message)));
     return;
   }
   if (request.method != "GET") {
     raw->respond(status_reply(method_not_allowed()));
     return;
   }
-  auto route = sim::classify(target->segments);
+  auto route = apiserver::classify(target->segments);
   // What is asked, for the access check and the request counts.
   access_request wanted{"get", {}, {}, {}, {}, {}};
   std::string counted_as = "discovery";
-  if (route.kind == sim::route_kind::resource) {
+  if (route.kind == apiserver::route_kind::resource) {
     const auto& path = route.resource;
     const auto watch_param = target->param("watch").value_or("");
     const bool watch = path.watch_prefix || watch_param == "1" || watch_param == "true";
@@ -1020,8 +1025,8 @@ void read_api::handle(const http_request& request, std::shared_ptr<http_exchange
       request.header("authorization"), wanted,
       [st, request, target = *target, route, exchange](const access_decision& decision) {
         if (!decision.allowed()) {
-          exchange->respond(
-              status_reply(sim::make_failure(decision.code, decision.reason, decision.message)));
+          exchange->respond(status_reply(
+              apiserver::make_failure(decision.code, decision.reason, decision.message)));
           return;
         }
         serve_route(st, request, target, route, exchange);

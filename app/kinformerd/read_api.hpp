@@ -83,7 +83,7 @@ namespace kinformer::service {
 struct read_api_options {
   // The kinds served, as discovery shows them (kind, plural, singular, scope, short names).
   // Their verbs are served as get, list and watch whatever they say.
-  std::vector<sim::resource_info> resources;
+  std::vector<apiserver::resource_info> resources;
   // Reported by /version.
   std::string git_version = "v1.29.0-kinformerd";
   // Bound on every cache request (waiting for sync included); past it: 504 Timeout.
@@ -147,7 +147,7 @@ private:
 };
 
 // The resource_info of a kind known only by its REST mapping (singular: the lower-case kind).
-sim::resource_info served_resource(const group_version_resource& resource, std::string kind,
-                                   resource_scope scope);
+apiserver::resource_info served_resource(const group_version_resource& resource, std::string kind,
+                                         resource_scope scope);
 
 } // namespace kinformer::service

@@ -1,6 +1,6 @@
 #include "app/kubesim/access_reviews.hpp"
 
-#include "app/kubesim/api_status.hpp"
+#include "app/apiserver/api_status.hpp"
 
 #include <boost/json.hpp>
 
@@ -21,10 +21,10 @@ api_result<json::object> spec_of(std::string_view body) {
   boost::system::error_code ec;
   auto value = json::parse(body, ec);
   if (ec || !value.is_object())
-    return bad_request("the review is not a JSON object");
+    return apiserver::bad_request("the review is not a JSON object");
   const auto* spec = value.get_object().if_contains("spec");
   if (!spec || !spec->is_object())
-    return bad_request("the review has no spec");
+    return apiserver::bad_request("the review has no spec");
   return spec->get_object();
 }
 

@@ -1,7 +1,7 @@
 #include "app/kubesim/control_routes.hpp"
 
-#include "app/kubesim/api_status.hpp"
-#include "app/kubesim/discovery_docs.hpp"
+#include "app/apiserver/api_status.hpp"
+#include "app/apiserver/discovery_docs.hpp"
 #include "app/kubesim/simulator.hpp"
 #include "app/kubesim/storage.hpp"
 
@@ -20,8 +20,8 @@ namespace {
 namespace json = boost::json;
 
 status method_not_allowed() {
-  return make_failure(405, "MethodNotAllowed",
-                      "the server does not allow this method on the requested resource");
+  return apiserver::make_failure(405, "MethodNotAllowed",
+                                 "the server does not allow this method on the requested resource");
 }
 
 std::string query_or(const control_request& req, const std::string& name, std::string fallback) {
@@ -43,7 +43,7 @@ std::optional<std::int64_t> query_number(const control_request& req, const std::
 }
 
 control_response control_error(const status& s) {
-  return control_response{s.code, "application/json", status_json(s)};
+  return control_response{s.code, "application/json", apiserver::status_json(s)};
 }
 
 control_response control_ok() {
@@ -56,7 +56,7 @@ api_result<std::vector<resource_info>> parse_custom_resources(const std::string&
   boost::system::error_code ec;
   auto value = json::parse(body, ec);
   if (ec || !value.is_object())
-    return bad_request("custom resource definition is not a JSON object");
+    return apiserver::bad_request("custom resource definition is not a JSON object");
   const auto& root = value.get_object();
   auto text = [](const json::object& o, std::string_view key) -> std::string {
     auto* v = o.if_contains(key);
@@ -78,11 +78,11 @@ api_result<std::vector<resource_info>> parse_custom_resources(const std::string&
   if (text(root, "kind") == "CustomResourceDefinition") {
     auto* spec = root.if_contains("spec");
     if (!spec || !spec->is_object())
-      return bad_request("CustomResourceDefinition has no spec");
+      return apiserver::bad_request("CustomResourceDefinition has no spec");
     const auto& s = spec->get_object();
     auto* names = s.if_contains("names");
     if (!names || !names->is_object())
-      return bad_request("CustomResourceDefinition has no spec.names");
+      return apiserver::bad_request("CustomResourceDefinition has no spec.names");
     info.gvr.group = text(s, "group");
     info.gvr.resource = text(names->get_object(), "plural");
     info.kind = text(names->get_object(), "kind");
@@ -111,10 +111,11 @@ api_result<std::vector<resource_info>> parse_custom_resources(const std::string&
     out.push_back(info);
   }
   if (out.empty())
-    return bad_request("custom resource definition serves no version");
+    return apiserver::bad_request("custom resource definition serves no version");
   for (auto& r : out) {
     if (r.gvr.group.empty() || r.gvr.version.empty() || r.gvr.resource.empty() || r.kind.empty())
-      return bad_request("custom resource needs group, version, resource (plural) and kind");
+      return apiserver::bad_request(
+          "custom resource needs group, version, resource (plural) and kind");
     if (r.singular.empty()) {
       r.singular = r.kind;
       std::transform(r.singular.begin(), r.singular.end(), r.singular.begin(),
@@ -142,8 +143,8 @@ void add_builtin_control_routes(simulator& sim) {
       auto code = query_number(req, "code", 500);
       auto retry = query_number(req, "retryAfter", -1);
       if (!count || !code || !retry || *code < 400 || *code > 599)
-        return control_error(
-            bad_request("count and retryAfter must be non-negative integers, code 400-599"));
+        return control_error(apiserver::bad_request(
+            "count and retryAfter must be non-negative integers, code 400-599"));
       std::optional<int> retry_after;
       if (*retry >= 0)
         retry_after = static_cast<int>(*retry);
@@ -172,8 +173,8 @@ void add_builtin_control_routes(simulator& sim) {
         auto code = query_number(req, "code", 410);
         auto retry = query_number(req, "retryAfter", -1);
         if (!count || !code || !retry || *code < 400 || *code > 599)
-          return control_error(
-              bad_request("count and retryAfter must be non-negative integers, code 400-599"));
+          return control_error(apiserver::bad_request(
+              "count and retryAfter must be non-negative integers, code 400-599"));
         if (*code == 410) {
           sim.store().fail_next_watches(static_cast<std::size_t>(*count));
           return control_ok();
@@ -191,19 +192,19 @@ void add_builtin_control_routes(simulator& sim) {
       "/sim/faults/expire-continues", post_only([&sim](const control_request& req) {
         auto count = query_number(req, "count", 1);
         if (!count)
-          return control_error(bad_request("count must be a non-negative integer"));
+          return control_error(apiserver::bad_request("count must be a non-negative integer"));
         sim.store().expire_next_continues(static_cast<std::size_t>(*count));
         return control_ok();
       }));
   // refuse=true (the default) or refuse=false.
-  sim.add_control_route("/sim/faults/refuse-streaming-lists",
-                        post_only([&sim](const control_request& req) {
-                          auto refuse = query_or(req, "refuse", "true");
-                          if (refuse != "true" && refuse != "false")
-                            return control_error(bad_request("refuse must be true or false"));
-                          sim.store().refuse_streaming_lists(refuse == "true");
-                          return control_ok();
-                        }));
+  sim.add_control_route(
+      "/sim/faults/refuse-streaming-lists", post_only([&sim](const control_request& req) {
+        auto refuse = query_or(req, "refuse", "true");
+        if (refuse != "true" && refuse != "false")
+          return control_error(apiserver::bad_request("refuse must be true or false"));
+        sim.store().refuse_streaming_lists(refuse == "true");
+        return control_ok();
+      }));
   sim.add_control_route("/sim/faults/fail-lists",
                         arm_failures([&sim](std::size_t count, int code, std::optional<int> retry) {
                           sim.store().fail_next_lists(count, code, retry);
@@ -232,27 +233,28 @@ void add_builtin_control_routes(simulator& sim) {
                           return control_response{200, "application/json", json::serialize(out)};
                         }));
   // An API server restarts after an etcd restore: every open watch ends with it.
-  sim.add_control_route("/sim/faults/restore", post_only([&sim, saved](const control_request& req) {
-                          auto to = query_or(req, "to", "now");
-                          if (to != "now" && to != "backup")
-                            return control_error(bad_request("to must be now or backup"));
-                          if (to == "backup") {
-                            std::lock_guard lock(saved->mutex);
-                            if (!saved->backup)
-                              return control_error(
-                                  bad_request("no backup taken: POST /sim/faults/backup first"));
-                            sim.store().restore(*saved->backup);
-                          } else {
-                            sim.store().restore();
-                          }
-                          sim.drop_watches();
-                          return control_ok();
-                        }));
+  sim.add_control_route(
+      "/sim/faults/restore", post_only([&sim, saved](const control_request& req) {
+        auto to = query_or(req, "to", "now");
+        if (to != "now" && to != "backup")
+          return control_error(apiserver::bad_request("to must be now or backup"));
+        if (to == "backup") {
+          std::lock_guard lock(saved->mutex);
+          if (!saved->backup)
+            return control_error(
+                apiserver::bad_request("no backup taken: POST /sim/faults/backup first"));
+          sim.store().restore(*saved->backup);
+        } else {
+          sim.store().restore();
+        }
+        sim.drop_watches();
+        return control_ok();
+      }));
   sim.add_control_route("/sim/faults/skip-revisions", post_only([&sim](const control_request& req) {
                           auto count = query_number(req, "count", 1000);
                           if (!count)
                             return control_error(
-                                bad_request("count must be a non-negative integer"));
+                                apiserver::bad_request("count must be a non-negative integer"));
                           sim.store().skip_revisions(static_cast<std::uint64_t>(*count));
                           return control_ok();
                         }));
@@ -267,7 +269,8 @@ void add_builtin_control_routes(simulator& sim) {
   sim.add_control_route("/sim/faults/latency", post_only([&sim](const control_request& req) {
                           auto ms = query_number(req, "ms", 0);
                           if (!ms)
-                            return control_error(bad_request("ms must be a non-negative integer"));
+                            return control_error(
+                                apiserver::bad_request("ms must be a non-negative integer"));
                           sim.set_latency(std::chrono::milliseconds(*ms));
                           return control_ok();
                         }));
@@ -286,13 +289,13 @@ void add_builtin_control_routes(simulator& sim) {
     std::optional<resource_info> found;
     for (auto& r : sim.store().resources())
       if (r.gvr.resource == resource && (group == req.query.end() || group->second == r.gvr.group))
-        if (!found || higher_version_priority(r.gvr.version, found->gvr.version))
+        if (!found || apiserver::higher_version_priority(r.gvr.version, found->gvr.version))
           found = r;
     if (!found)
-      return control_error(resource_not_found());
+      return control_error(apiserver::resource_not_found());
     auto labels = label_selector::parse(query_or(req, "labelSelector", ""));
     if (!labels)
-      return control_error(bad_request("labelSelector: " + labels.err().message));
+      return control_error(apiserver::bad_request("labelSelector: " + labels.err().message));
     json::array out;
     for (const auto& entry : sim.store().truth(found->gvr, labels.value()))
       out.push_back(json::object{{"key", entry.key},

@@ -1,6 +1,6 @@
 #include "app/kubesim/fault_plan.hpp"
 
-#include "app/kubesim/api_status.hpp"
+#include "app/apiserver/api_status.hpp"
 
 namespace kinformer::sim {
 
@@ -55,7 +55,7 @@ std::optional<status> fault_plan::take_list_failure() {
   if (list_failures_ == 0)
     return std::nullopt;
   --list_failures_;
-  return injected_failure(list_code_, list_retry_after_);
+  return apiserver::injected_failure(list_code_, list_retry_after_);
 }
 
 void fault_plan::fail_next_writes(std::size_t count, int code,
@@ -70,7 +70,7 @@ std::optional<status> fault_plan::take_write_failure() {
   if (write_failures_ == 0)
     return std::nullopt;
   --write_failures_;
-  return injected_failure(write_failure_.code, write_failure_.retry_after_seconds);
+  return apiserver::injected_failure(write_failure_.code, write_failure_.retry_after_seconds);
 }
 
 bool fault_plan::take_continue_expiry() {

@@ -21,10 +21,14 @@
 #include <string_view>
 #include <vector>
 
+namespace kinformer::apiserver {
+struct resource_info;
+}
+
 namespace kinformer::sim {
 
 class storage;
-struct resource_info;
+using apiserver::resource_info;
 
 // A small, fast, portable PRNG (splitmix64): the same seed gives the same sequence everywhere,
 // unlike std:: distributions.

@@ -3,11 +3,11 @@
 
 #include "app/kubesim/rest_handler.hpp"
 
+#include "app/apiserver/api_status.hpp"
+#include "app/apiserver/discovery_docs.hpp"
+#include "app/apiserver/openapi_docs.hpp"
+#include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
-#include "app/kubesim/api_status.hpp"
-#include "app/kubesim/discovery_docs.hpp"
-#include "app/kubesim/openapi_docs.hpp"
-#include "app/kubesim/request_path.hpp"
 
 #include <boost/json.hpp>
 
@@ -20,7 +20,7 @@ namespace json = boost::json;
 simple_reply status_reply(const status& s) {
   simple_reply r;
   r.code = s.code > 0 ? static_cast<unsigned>(s.code) : 500;
-  r.body = status_json(s);
+  r.body = apiserver::status_json(s);
   if (s.retry_after_seconds)
     r.headers.push_back({"Retry-After", std::to_string(*s.retry_after_seconds)});
   return r;
@@ -36,15 +36,15 @@ simple_reply json_reply(std::string body, unsigned code = 200) {
 }
 
 status method_not_allowed() {
-  return make_failure(405, "MethodNotAllowed",
-                      "the server does not allow this method on the requested resource");
+  return apiserver::make_failure(405, "MethodNotAllowed",
+                                 "the server does not allow this method on the requested resource");
 }
 
 // A ListOptions validation failure, worded as the server's 422 for ListOptions.
 status invalid_list_options(std::string_view field, std::string_view detail) {
-  return make_failure(422, "Invalid",
-                      "ListOptions.meta.k8s.io \"\" is invalid: " + std::string(field) +
-                          ": Forbidden: " + std::string(detail));
+  return apiserver::make_failure(422, "Invalid",
+                                 "ListOptions.meta.k8s.io \"\" is invalid: " + std::string(field) +
+                                     ": Forbidden: " + std::string(detail));
 }
 
 // The shape the Accept header asks for (app/apiserver/response_form.hpp; the simulator renders
@@ -55,7 +55,8 @@ std::optional<apiserver::response_shape> shape_for(const api_request& req,
 }
 
 status not_acceptable() {
-  return make_failure(406, "NotAcceptable", std::string(apiserver::not_acceptable_message));
+  return apiserver::make_failure(406, "NotAcceptable",
+                                 std::string(apiserver::not_acceptable_message));
 }
 
 std::string quoted_json(std::string_view text) {
@@ -70,18 +71,18 @@ struct list_options {
   resource_version_match match = resource_version_match::unset;
 };
 
-api_result<list_options> parse_list_options(const request_target& target) {
+api_result<list_options> parse_list_options(const apiserver::request_target& target) {
   list_options out;
   if (auto text = target.param("labelSelector")) {
     auto parsed = label_selector::parse(*text);
     if (!parsed)
-      return bad_request("unable to parse requirement: " + parsed.err().message);
+      return apiserver::bad_request("unable to parse requirement: " + parsed.err().message);
     out.labels = std::move(*parsed);
   }
   if (auto text = target.param("fieldSelector")) {
     auto parsed = field_selector::parse(*text);
     if (!parsed)
-      return bad_request("invalid field selector: " + parsed.err().message);
+      return apiserver::bad_request("invalid field selector: " + parsed.err().message);
     out.fields = std::move(*parsed);
   }
   out.resource_version = std::string(target.param("resourceVersion").value_or(""));
@@ -91,16 +92,16 @@ api_result<list_options> parse_list_options(const request_target& target) {
   else if (match == "Exact")
     out.match = resource_version_match::exact;
   else if (!match.empty())
-    return make_failure(422, "Invalid",
-                        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
-                        "Unsupported value: \"" +
-                            std::string(match) +
-                            "\": supported values: \"Exact\", \"NotOlderThan\", \"\"");
+    return apiserver::make_failure(422, "Invalid",
+                                   "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
+                                   "Unsupported value: \"" +
+                                       std::string(match) +
+                                       "\": supported values: \"Exact\", \"NotOlderThan\", \"\"");
   return out;
 }
 
-reply list_objects(storage& store, const resource_info& info, const resource_path& path,
-                   const request_target& target, const api_request& req) {
+reply list_objects(storage& store, const resource_info& info, const apiserver::resource_path& path,
+                   const apiserver::request_target& target, const api_request& req) {
   auto options = parse_list_options(target);
   if (!options)
     return status_reply(options.failure());
@@ -113,7 +114,7 @@ reply list_objects(storage& store, const resource_info& info, const resource_pat
         "resourceVersionMatch is forbidden unless resourceVersion is provided"));
   auto limit = target.integer("limit");
   if (!limit)
-    return status_reply(bad_request(limit.err().message));
+    return status_reply(apiserver::bad_request(limit.err().message));
 
   list_request request;
   request.gvr = info.gvr;
@@ -150,24 +151,24 @@ reply list_objects(storage& store, const resource_info& info, const resource_pat
   return out;
 }
 
-reply watch_objects(const resource_info& info, const resource_path& path,
-                    const request_target& target, const api_request& req,
+reply watch_objects(const resource_info& info, const apiserver::resource_path& path,
+                    const apiserver::request_target& target, const api_request& req,
                     const simulator_options& sim_options) {
   auto options = parse_list_options(target);
   if (!options)
     return status_reply(options.failure());
   auto bookmarks = target.flag("allowWatchBookmarks");
   if (!bookmarks)
-    return status_reply(bad_request(bookmarks.err().message));
+    return status_reply(apiserver::bad_request(bookmarks.err().message));
   auto timeout = target.integer("timeoutSeconds");
   if (!timeout)
-    return status_reply(bad_request(timeout.err().message));
+    return status_reply(apiserver::bad_request(timeout.err().message));
 
   watch_request request;
   if (target.param("sendInitialEvents")) {
     auto initial = target.flag("sendInitialEvents");
     if (!initial)
-      return status_reply(bad_request(initial.err().message));
+      return status_reply(apiserver::bad_request(initial.err().message));
     if (options->match != resource_version_match::not_older_than)
       return status_reply(invalid_list_options(
           "resourceVersionMatch",
@@ -218,7 +219,7 @@ bool is_json_media_type(std::string_view content_type) {
 }
 
 // The dryRun query parameter of a write: absent, or "All" (the only value the server knows).
-api_result<write_options> parse_write_options(const request_target& target,
+api_result<write_options> parse_write_options(const apiserver::request_target& target,
                                               std::string_view options_kind) {
   write_options out;
   if (auto manager = target.param("fieldManager"))
@@ -229,10 +230,10 @@ api_result<write_options> parse_write_options(const request_target& target,
   if (!dry_run)
     return out;
   if (*dry_run != "All")
-    return make_failure(422, "Invalid",
-                        std::string(options_kind) +
-                            ".meta.k8s.io \"\" is invalid: dryRun[0]: " + "Unsupported value: \"" +
-                            std::string(*dry_run) + "\": supported values: \"All\"");
+    return apiserver::make_failure(
+        422, "Invalid",
+        std::string(options_kind) + ".meta.k8s.io \"\" is invalid: dryRun[0]: " +
+            "Unsupported value: \"" + std::string(*dry_run) + "\": supported values: \"All\"");
   out.dry_run = true;
   return out;
 }
@@ -250,8 +251,9 @@ api_result<delete_options> parse_delete_options(const std::string& body) {
   boost::system::error_code ec;
   auto value = json::parse(body, ec);
   if (ec || !value.is_object())
-    return bad_request("the body of the request was in an unknown format - accepted media types "
-                       "include: application/json, application/yaml");
+    return apiserver::bad_request(
+        "the body of the request was in an unknown format - accepted media types "
+        "include: application/json, application/yaml");
   const auto& o = value.get_object();
   if (auto* pre = o.if_contains("preconditions"); pre && pre->is_object())
     if (auto* rv = pre->get_object().if_contains("resourceVersion"); rv && rv->is_string())
@@ -264,8 +266,9 @@ api_result<delete_options> parse_delete_options(const std::string& body) {
 }
 
 // DELETE on a collection: deletes what the selectors match and answers the deleted objects.
-reply delete_collection(storage& store, const resource_info& info, const resource_path& path,
-                        const request_target& target, write_options write) {
+reply delete_collection(storage& store, const resource_info& info,
+                        const apiserver::resource_path& path,
+                        const apiserver::request_target& target, write_options write) {
   auto options = parse_list_options(target);
   if (!options)
     return status_reply(options.failure());
@@ -291,20 +294,21 @@ reply delete_collection(storage& store, const resource_info& info, const resourc
   return out;
 }
 
-reply serve_resource(storage& store, const simulator_options& options, const request_target& target,
-                     const resource_path& path, const api_request& req) {
+reply serve_resource(storage& store, const simulator_options& options,
+                     const apiserver::request_target& target, const apiserver::resource_path& path,
+                     const api_request& req) {
   group_version_resource gvr{path.group, path.version, path.resource};
   auto info = store.find_resource(gvr);
   if (!info)
-    return status_reply(resource_not_found());
+    return status_reply(apiserver::resource_not_found());
   bool namespaced = info->scope == resource_scope::namespaced;
   if (!namespaced && !path.namespace_.empty())
-    return status_reply(resource_not_found());
+    return status_reply(apiserver::resource_not_found());
   // A namespaced object is only addressable inside its namespace.
   if (namespaced && path.namespace_.empty() && !path.name.empty())
-    return status_reply(resource_not_found());
+    return status_reply(apiserver::resource_not_found());
   if (!path.subresource.empty() && (path.subresource != "status" || !info->status_subresource))
-    return status_reply(resource_not_found());
+    return status_reply(apiserver::resource_not_found());
 
   const std::string_view method = req.method;
   const bool writes =
@@ -324,11 +328,11 @@ reply serve_resource(storage& store, const simulator_options& options, const req
   }
   if (path.name.empty()) {
     if (!path.subresource.empty())
-      return status_reply(resource_not_found());
+      return status_reply(apiserver::resource_not_found());
     if (method == "GET") {
       auto watch = target.flag("watch");
       if (!watch)
-        return status_reply(bad_request(watch.err().message));
+        return status_reply(apiserver::bad_request(watch.err().message));
       if (*watch || path.watch_prefix)
         return watch_objects(*info, path, target, req, options);
       return list_objects(store, *info, path, target, req);
@@ -339,7 +343,7 @@ reply serve_resource(storage& store, const simulator_options& options, const req
       if (namespaced && path.namespace_.empty())
         return status_reply(method_not_allowed());
       if (!is_json_media_type(req.content_type))
-        return status_reply(unsupported_media_type(req.content_type));
+        return status_reply(apiserver::unsupported_media_type(req.content_type));
       return api_reply(store.create(gvr, path.namespace_, req.body, write), req, 201);
     }
     if (method == "DELETE")
@@ -353,7 +357,7 @@ reply serve_resource(storage& store, const simulator_options& options, const req
     return api_reply(store.get(gvr, path.namespace_, path.name), req);
   if (method == "PUT") {
     if (!is_json_media_type(req.content_type))
-      return status_reply(unsupported_media_type(req.content_type));
+      return status_reply(apiserver::unsupported_media_type(req.content_type));
     return api_reply(store.update(gvr, path.namespace_, path.name, req.body, write), req);
   }
   if (method == "PATCH") {
@@ -368,7 +372,7 @@ reply serve_resource(storage& store, const simulator_options& options, const req
     else if (type == "application/apply-patch+yaml")
       patch = patch_type::apply; // JSON bodies (as kubectl and client-go send them)
     else
-      return status_reply(unsupported_media_type(req.content_type));
+      return status_reply(apiserver::unsupported_media_type(req.content_type));
     return api_reply(store.patch(gvr, path.namespace_, path.name, patch, req.body, write), req);
   }
   if (method == "DELETE" && path.subresource.empty()) {
@@ -412,7 +416,7 @@ reply rest_handler::serve_control(const std::string& path,
     }
   }
   if (!handler)
-    return status_reply(resource_not_found());
+    return status_reply(apiserver::resource_not_found());
   control_request request{std::string(req.method), path, query, req.body};
   control_response response = handler(request);
   simple_reply out;
@@ -431,39 +435,40 @@ reply rest_handler::serve_openapi(const std::vector<std::string>& segments,
     // kubectl uses).
     if (!accept.empty() && accept.find("json") == std::string_view::npos &&
         accept.find("*/*") == std::string_view::npos)
-      return status_reply(make_failure(406, "NotAcceptable",
-                                       "only the following media types are accepted: "
-                                       "application/json"));
-    return json_reply(openapi_v2_document(resources, options_.git_version));
+      return status_reply(apiserver::make_failure(406, "NotAcceptable",
+                                                  "only the following media types are accepted: "
+                                                  "application/json"));
+    return json_reply(apiserver::openapi_v2_document(resources, options_.git_version));
   }
   if (segments.size() >= 2 && segments[1] == "v3") {
     if (segments.size() == 2)
-      return json_reply(openapi_v3_index(resources));
+      return json_reply(apiserver::openapi_v3_index(resources));
     std::optional<std::string> doc;
     if (segments.size() == 4 && segments[2] == "api")
-      doc = openapi_v3_document(resources, "", segments[3]);
+      doc = apiserver::openapi_v3_document(resources, "", segments[3]);
     else if (segments.size() == 5 && segments[2] == "apis")
-      doc = openapi_v3_document(resources, segments[3], segments[4]);
+      doc = apiserver::openapi_v3_document(resources, segments[3], segments[4]);
     if (doc)
       return json_reply(std::move(*doc));
   }
-  return status_reply(resource_not_found());
+  return status_reply(apiserver::resource_not_found());
 }
 
 reply rest_handler::handle(const api_request& req) {
-  auto target = parse_target(req.target);
+  auto target = apiserver::parse_target(req.target);
   if (!target)
-    return status_reply(bad_request(target.err().message));
-  route r = classify(target->segments);
+    return status_reply(apiserver::bad_request(target.err().message));
+  apiserver::route r = apiserver::classify(target->segments);
 
-  bool needs_token = r.kind != route_kind::control && r.kind != route_kind::health;
+  bool needs_token =
+      r.kind != apiserver::route_kind::control && r.kind != apiserver::route_kind::health;
   if (needs_token && !options_.token.empty() && !req.client_certificate &&
       req.authorization != "Bearer " + options_.token)
-    return status_reply(make_failure(401, "Unauthorized", "Unauthorized"));
+    return status_reply(apiserver::make_failure(401, "Unauthorized", "Unauthorized"));
 
   bool is_get = req.method == "GET";
-  if (r.kind == route_kind::resource && req.method == "POST" && r.resource.name.empty() &&
-      r.resource.namespace_.empty()) {
+  if (r.kind == apiserver::route_kind::resource && req.method == "POST" &&
+      r.resource.name.empty() && r.resource.namespace_.empty()) {
     const auto& path = r.resource;
     if (path.group == "authentication.k8s.io" && path.version == "v1" &&
         path.resource == "tokenreviews") {
@@ -479,21 +484,21 @@ reply rest_handler::handle(const api_request& req) {
     }
   }
   switch (r.kind) {
-  case route_kind::resource:
+  case apiserver::route_kind::resource:
     return serve_resource(store_, options_, *target, r.resource, req);
-  case route_kind::control:
+  case apiserver::route_kind::control:
     return serve_control(target->path, target->query, req);
-  case route_kind::health: {
+  case apiserver::route_kind::health: {
     simple_reply ok;
     ok.content_type = "text/plain; charset=utf-8";
     ok.body = "ok";
     return is_get ? reply(ok) : reply(status_reply(method_not_allowed()));
   }
-  case route_kind::openapi:
+  case apiserver::route_kind::openapi:
     return is_get ? serve_openapi(target->segments, req.accept)
                   : reply(status_reply(method_not_allowed()));
-  case route_kind::unknown:
-    return status_reply(resource_not_found());
+  case apiserver::route_kind::unknown:
+    return status_reply(apiserver::resource_not_found());
   default:
     break;
   }
@@ -503,26 +508,26 @@ reply rest_handler::handle(const api_request& req) {
   auto resources = store_.resources();
   std::optional<std::string> doc;
   switch (r.kind) {
-  case route_kind::version:
-    doc = version_document(options_.git_version);
+  case apiserver::route_kind::version:
+    doc = apiserver::version_document(options_.git_version);
     break;
-  case route_kind::core_versions:
-    doc = core_versions_document(server_address_);
+  case apiserver::route_kind::core_versions:
+    doc = apiserver::core_versions_document(server_address_);
     break;
-  case route_kind::group_list:
-    doc = group_list_document(resources);
+  case apiserver::route_kind::group_list:
+    doc = apiserver::group_list_document(resources);
     break;
-  case route_kind::group:
-    doc = group_document(resources, r.group);
+  case apiserver::route_kind::group:
+    doc = apiserver::group_document(resources, r.group);
     break;
-  case route_kind::resource_list:
-    doc = resource_list_document(resources, r.group, r.version);
+  case apiserver::route_kind::resource_list:
+    doc = apiserver::resource_list_document(resources, r.group, r.version);
     break;
   default:
     break;
   }
   if (!doc)
-    return status_reply(resource_not_found());
+    return status_reply(apiserver::resource_not_found());
   return json_reply(std::move(*doc));
 }
 

@@ -7,7 +7,7 @@
 
 #include "app/kubesim/simulator.hpp"
 
-#include "app/kubesim/api_status.hpp"
+#include "app/apiserver/api_status.hpp"
 #include "app/kubesim/control_routes.hpp"
 #include "app/kubesim/rest_handler.hpp"
 #include "app/kubesim/self_signed_cert.hpp"
@@ -321,7 +321,8 @@ private:
       // Too old: 200, then the ERROR event, then the end of the stream (as the real server).
       out_head_ = response_head(200, "application/json", keep_alive_) +
                   "Transfer-Encoding: chunked\r\n\r\n";
-      std::string line = "{\"type\":\"ERROR\",\"object\":" + status_json(failure) + "}\n";
+      std::string line =
+          "{\"type\":\"ERROR\",\"object\":" + apiserver::status_json(failure) + "}\n";
       out_body_ = chunk_size_line(line.size()) + line + crlf + last_chunk;
       out_buffers_ = {net::buffer(out_head_), net::buffer(out_body_)};
       return write_response();

@@ -1,8 +1,8 @@
 #include "app/kubesim/storage.hpp"
 
+#include "app/apiserver/api_status.hpp"
+#include "app/apiserver/continue_token.hpp"
 #include "app/apiserver/watch_projection.hpp"
-#include "app/kubesim/api_status.hpp"
-#include "app/kubesim/continue_token.hpp"
 #include "app/kubesim/fault_plan.hpp"
 #include "app/kubesim/field_ownership.hpp"
 #include "app/kubesim/merge_patch.hpp"
@@ -161,7 +161,7 @@ bool same_content(const json::value& body, const stored_object& existing) {
 api_result<stored_object> freeze(const json::value& body) {
   auto frozen = object::from_json(body);
   if (!frozen)
-    return bad_request(frozen.err().message);
+    return apiserver::bad_request(frozen.err().message);
   auto text = std::make_shared<const std::string>(frozen.value()->json_text());
   return stored_object{std::move(frozen.value()), std::move(text)};
 }
@@ -192,7 +192,7 @@ status apply_conflict(const std::vector<field_conflict>& conflicts,
     message +=
         " conflict with \"" + c.manager + "\" using " + api_version + ": " + dotted(c.field) + ";";
   message.pop_back();
-  auto s = make_failure(409, "Conflict", message);
+  auto s = apiserver::make_failure(409, "Conflict", message);
   s.cause_types.assign(conflicts.size(), "FieldManagerConflict");
   return s;
 }
@@ -277,13 +277,13 @@ std::optional<status> check_fields(const resource_info& info, const field_select
       continue;
     if (std::find(info.selectable_fields.begin(), info.selectable_fields.end(), f) ==
         info.selectable_fields.end())
-      return bad_request("field label not supported: " + f);
+      return apiserver::bad_request("field label not supported: " + f);
   }
   return std::nullopt;
 }
 
 status list_options_invalid(std::string_view detail) {
-  return invalid("ListOptions.meta.k8s.io", "", detail);
+  return apiserver::invalid("ListOptions.meta.k8s.io", "", detail);
 }
 
 } // namespace
@@ -339,7 +339,7 @@ api_result<stored_object> find_object(const resource_state& state,
   const bool cluster = state.info.scope == resource_scope::cluster;
   auto it = state.objects.find(make_object_key(cluster ? std::string_view{} : ns, name));
   if (it == state.objects.end())
-    return not_found(gvr, name);
+    return apiserver::not_found(gvr, name);
   return it->second;
 }
 
@@ -538,13 +538,14 @@ struct storage::impl final : watch_registry {
     auto av = string_at(body, "apiVersion");
     auto kind = string_at(body, "kind");
     if (!av.empty() && av != api_version)
-      return bad_request("the API version in the data (" + std::string(av) +
-                         ") does not match the expected API version (" + api_version + ")");
+      return apiserver::bad_request("the API version in the data (" + std::string(av) +
+                                    ") does not match the expected API version (" + api_version +
+                                    ")");
     if (!kind.empty() && kind != info.kind)
-      return bad_request("the kind in the data (" + std::string(kind) +
-                         ") does not match the expected kind (" + info.kind + ")");
+      return apiserver::bad_request("the kind in the data (" + std::string(kind) +
+                                    ") does not match the expected kind (" + info.kind + ")");
     if (auto* v = body.if_contains("metadata"); v && !v->is_object() && !v->is_null())
-      return bad_request("metadata must be an object");
+      return apiserver::bad_request("metadata must be an object");
     body["apiVersion"] = api_version;
     body["kind"] = info.kind;
     if (!body["metadata"].is_object())
@@ -561,11 +562,12 @@ struct storage::impl final : watch_registry {
     }
     auto body_ns = string_at(meta, "namespace");
     if (!path_ns.empty() && !body_ns.empty() && body_ns != path_ns)
-      return bad_request("the namespace of the provided object does not match the namespace "
-                         "sent on the request");
+      return apiserver::bad_request(
+          "the namespace of the provided object does not match the namespace "
+          "sent on the request");
     std::string ns(path_ns.empty() ? body_ns : path_ns);
     if (ns.empty())
-      return invalid(info.kind, name, "metadata.namespace: Required value");
+      return apiserver::invalid(info.kind, name, "metadata.namespace: Required value");
     meta["namespace"] = ns;
     return ns;
   }
@@ -577,10 +579,10 @@ struct storage::impl final : watch_registry {
     std::unique_lock lock(mutex);
     resource_state* state = find(gvr);
     if (!state)
-      return resource_not_found();
+      return apiserver::resource_not_found();
     const resource_info& info = state->info;
     if (!body.is_object())
-      return bad_request("the body of the request must be a JSON object");
+      return apiserver::bad_request("the body of the request must be a JSON object");
     auto& o = body.get_object();
     if (auto failure = check_type(info, o))
       return *failure;
@@ -589,19 +591,19 @@ struct storage::impl final : watch_registry {
     if (name.empty()) {
       auto generate = string_at(meta, "generateName");
       if (generate.empty())
-        return invalid(info.kind, "",
-                       "metadata.name: Required value: name or generateName is required");
+        return apiserver::invalid(
+            info.kind, "", "metadata.name: Required value: name or generateName is required");
       name = std::string(generate) + name_suffix();
       meta["name"] = name;
     }
     if (name.find('/') != std::string::npos)
-      return invalid(info.kind, name,
-                     "metadata.name: Invalid value: \"" + name + "\": may not contain '/'");
+      return apiserver::invalid(
+          info.kind, name, "metadata.name: Invalid value: \"" + name + "\": may not contain '/'");
     auto ns = settle_namespace(info, meta, path_ns, name);
     if (!ns)
       return ns.failure();
     if (state->objects.count(make_object_key(ns.value(), name)))
-      return already_exists(gvr, name);
+      return apiserver::already_exists(gvr, name);
     if (!options.field_manager.empty() && !applied)
       record_update(nullptr, o, options.field_manager, api_version_of(info), now_rfc3339());
     meta["uid"] = uid();
@@ -621,7 +623,7 @@ struct storage::impl final : watch_registry {
     const bool dry_run = options.dry_run;
     const resource_info& info = state.info;
     if (!body.is_object())
-      return bad_request("the body of the request must be a JSON object");
+      return apiserver::bad_request("the body of the request must be a JSON object");
     auto& o = body.get_object();
     if (auto failure = check_type(info, o))
       return *failure;
@@ -642,15 +644,16 @@ struct storage::impl final : watch_registry {
     if (name.empty())
       meta["name"] = path_name;
     else if (name != path_name)
-      return bad_request("the name of the object (" + std::string(name) +
-                         ") does not match the name on the URL (" + std::string(path_name) + ")");
+      return apiserver::bad_request("the name of the object (" + std::string(name) +
+                                    ") does not match the name on the URL (" +
+                                    std::string(path_name) + ")");
     auto ns = settle_namespace(info, meta, path_ns, path_name);
     if (!ns)
       return ns.failure();
     const auto& old_meta = existing.object->meta();
     auto rv = string_at(meta, "resourceVersion");
     if (!rv.empty() && rv != old_meta.resource_version)
-      return conflict(info.gvr, path_name);
+      return apiserver::conflict(info.gvr, path_name);
     const json::value old_tree = existing.object->tree();
     const auto& old = old_tree.get_object();
     const auto& old_metadata = old.at("metadata").get_object();
@@ -681,7 +684,7 @@ struct storage::impl final : watch_registry {
     std::unique_lock lock(mutex);
     resource_state* state = find(gvr);
     if (!state)
-      return resource_not_found();
+      return apiserver::resource_not_found();
     auto existing = find_object(*state, gvr, ns, name);
     if (!existing)
       return existing;
@@ -750,7 +753,7 @@ api_result<stored_object> storage::get(const group_version_resource& gvr, std::s
   std::shared_lock lock(impl_->mutex);
   const resource_state* state = impl_->find(gvr);
   if (!state)
-    return resource_not_found();
+    return apiserver::resource_not_found();
   return find_object(*state, gvr, ns, name);
 }
 
@@ -791,7 +794,7 @@ api_result<list_result> storage::list_unobserved(const list_request& request) {
   std::shared_lock lock(impl_->mutex);
   const resource_state* state = impl_->find(request.gvr);
   if (!state)
-    return resource_not_found();
+    return apiserver::resource_not_found();
   if (auto failure = check_fields(state->info, request.fields))
     return *failure;
 
@@ -800,18 +803,19 @@ api_result<list_result> storage::list_unobserved(const list_request& request) {
   std::string start;
   if (!request.continue_token.empty()) {
     if (!request.resource_version.empty())
-      return bad_request("specifying resource version is not allowed when using continue");
+      return apiserver::bad_request(
+          "specifying resource version is not allowed when using continue");
     if (request.match != resource_version_match::unset)
       return list_options_invalid(
           "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is "
           "provided");
-    auto token = continue_token::decode(request.continue_token);
+    auto token = apiserver::continue_token::decode(request.continue_token);
     if (!token)
-      return bad_request(token.err().message);
+      return apiserver::bad_request(token.err().message);
     if (token->resource_version > impl_->revision)
-      return bad_request("continue key is not valid: resource version from the future");
+      return apiserver::bad_request("continue key is not valid: resource version from the future");
     if (token->resource_version < impl_->oldest || impl_->faults.take_continue_expiry())
-      return continue_too_old();
+      return apiserver::continue_too_old();
     snapshot = token->resource_version;
     start = std::move(token->start_key);
   } else if (request.resource_version.empty()) {
@@ -821,18 +825,18 @@ api_result<list_result> storage::list_unobserved(const list_request& request) {
   } else {
     auto rv = parse_revision(request.resource_version);
     if (!rv)
-      return bad_request("invalid resource version: " + request.resource_version);
+      return apiserver::bad_request("invalid resource version: " + request.resource_version);
     if (*rv == 0 && request.match == resource_version_match::exact)
       return list_options_invalid(
           "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for "
           "resourceVersion \"0\"");
     if (*rv > impl_->revision)
-      return too_large_resource_version(*rv, impl_->revision);
+      return apiserver::too_large_resource_version(*rv, impl_->revision);
     // Exact is served from the history window (not only at the current revision); older than
     // the window is 410, as etcd answers for a compacted revision.
     if (request.match == resource_version_match::exact) {
       if (*rv < impl_->oldest)
-        return too_old_resource_version(*rv, impl_->oldest);
+        return apiserver::too_old_resource_version(*rv, impl_->oldest);
       snapshot = *rv;
     }
   }
@@ -895,7 +899,7 @@ api_result<list_result> storage::list_unobserved(const list_request& request) {
     out.items.push_back(*item);
   }
   if (more) {
-    auto token = continue_token::after(snapshot, out.items.back().object->key());
+    auto token = apiserver::continue_token::after(snapshot, out.items.back().object->key());
     if (counted_by_rank) {
       const std::size_t next_rank = state->rank_of(start) + out.items.size();
       remaining = static_cast<std::int64_t>(state->objects.size() - next_rank);
@@ -918,7 +922,8 @@ api_result<json::value> parse_body(std::string_view body_json) {
   json::error_code ec;
   json::value body = json::parse(body_json, ec);
   if (ec)
-    return bad_request("the body of the request could not be decoded as JSON: " + ec.message());
+    return apiserver::bad_request("the body of the request could not be decoded as JSON: " +
+                                  ec.message());
   return body;
 }
 
@@ -971,13 +976,14 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
   json::error_code ec;
   json::value patch = json::parse(patch_json, ec);
   if (ec)
-    return bad_request("the body of the request could not be decoded as JSON: " + ec.message());
+    return apiserver::bad_request("the body of the request could not be decoded as JSON: " +
+                                  ec.message());
   if (type == patch_type::apply)
     return apply(gvr, ns, name, std::move(patch), std::move(options));
   std::unique_lock lock(impl_->mutex);
   resource_state* state = impl_->find(gvr);
   if (!state)
-    return resource_not_found();
+    return apiserver::resource_not_found();
   auto found = find_object(*state, gvr, ns, name);
   if (!found)
     return found;
@@ -985,10 +991,10 @@ api_result<stored_object> storage::patch(const group_version_resource& gvr, std:
   json::value patched = existing.object->tree();
   if (type == patch_type::json_patch) {
     if (auto applied = apply_json_patch(patched, patch); !applied)
-      return make_failure(422, "Invalid", applied.err().message);
+      return apiserver::make_failure(422, "Invalid", applied.err().message);
   } else {
     if (!patch.is_object())
-      return bad_request("a merge patch must be a JSON object");
+      return apiserver::bad_request("a merge patch must be a JSON object");
     apply_merge_patch(patched, patch);
   }
   return impl_->replace(*state, existing, std::move(patched), ns, name, options);
@@ -998,9 +1004,9 @@ api_result<stored_object> storage::apply(const group_version_resource& gvr, std:
                                          std::string_view name, json::value&& config,
                                          write_options options) {
   if (options.field_manager.empty())
-    return bad_request("fieldManager is required for apply requests");
+    return apiserver::bad_request("fieldManager is required for apply requests");
   if (!config.is_object())
-    return bad_request("an apply configuration must be a JSON object");
+    return apiserver::bad_request("an apply configuration must be a JSON object");
   auto& meta = config.get_object()["metadata"];
   if (!meta.is_object())
     meta = json::object();
@@ -1008,7 +1014,7 @@ api_result<stored_object> storage::apply(const group_version_resource& gvr, std:
   std::unique_lock lock(impl_->mutex);
   resource_state* state = impl_->find(gvr);
   if (!state)
-    return resource_not_found();
+    return apiserver::resource_not_found();
   const std::string api_version = api_version_of(state->info);
   auto found = find_object(*state, gvr, ns, name);
   if (!found && found.failure().code != 404)
@@ -1037,15 +1043,15 @@ api_result<stored_object> storage::remove(const group_version_resource& gvr, std
   std::unique_lock lock(impl_->mutex);
   resource_state* state = impl_->find(gvr);
   if (!state)
-    return resource_not_found();
+    return apiserver::resource_not_found();
   auto found = find_object(*state, gvr, ns, name);
   if (!found)
     return found;
   const stored_object existing = *found;
   const auto& meta = existing.object->meta();
   if (!expected_resource_version.empty() && expected_resource_version != meta.resource_version)
-    return precondition_conflict(gvr, name, expected_resource_version,
-                                 parse_revision(meta.resource_version).value_or(0));
+    return apiserver::precondition_conflict(gvr, name, expected_resource_version,
+                                            parse_revision(meta.resource_version).value_or(0));
   json::value body = existing.object->tree();
   auto& m = body.get_object()["metadata"].get_object();
   const auto* finalizers = m.if_contains("finalizers");
@@ -1100,7 +1106,7 @@ api_result<watch_handle> storage::watch_unobserved(const watch_request& request,
   std::unique_lock lock(impl_->mutex);
   resource_state* state = impl_->find(request.gvr);
   if (!state)
-    return resource_not_found();
+    return apiserver::resource_not_found();
   if (auto failure = check_fields(state->info, request.fields))
     return *failure;
   if (request.send_initial_events) {
@@ -1124,15 +1130,15 @@ api_result<watch_handle> storage::watch_unobserved(const watch_request& request,
   if (!from_now) {
     auto rv = parse_revision(request.resource_version);
     if (!rv)
-      return bad_request("invalid resource version: " + request.resource_version);
+      return apiserver::bad_request("invalid resource version: " + request.resource_version);
     if (*rv > current)
-      return too_large_resource_version(*rv, current);
+      return apiserver::too_large_resource_version(*rv, current);
     from = *rv;
   }
   if (auto failure = impl_->faults.take_watch_failure()) {
     if (failure->code == 410)
-      return too_old_resource_version(from, impl_->oldest);
-    return injected_failure(failure->code, failure->retry_after_seconds);
+      return apiserver::too_old_resource_version(from, impl_->oldest);
+    return apiserver::injected_failure(failure->code, failure->retry_after_seconds);
   }
 
   watch_request filter = request;
@@ -1152,7 +1158,7 @@ api_result<watch_handle> storage::watch_unobserved(const watch_request& request,
             bookmark_line(state->info, current, request.metadata_only, true)});
   } else if (from < current) {
     if (from < impl_->oldest)
-      return too_old_resource_version(from, impl_->oldest);
+      return apiserver::too_old_resource_version(from, impl_->oldest);
     for (std::size_t i = impl_->history_after(from); i < impl_->history.size(); ++i) {
       const event& ev = *impl_->history[i];
       if (ev.gvr != request.gvr)

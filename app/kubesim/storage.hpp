@@ -8,6 +8,7 @@
 //
 // Errors come back as a `kinformer::status` worded as the real API server words them.
 
+#include "app/apiserver/resource_info.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/gvk.hpp"
 #include "protocol/object.hpp"
@@ -51,22 +52,8 @@ private:
   std::variant<T, status> state_;
 };
 
-struct resource_info {
-  group_version_resource gvr;
-  std::string kind;     // "Pod"
-  std::string singular; // "pod"
-  resource_scope scope = resource_scope::namespaced;
-  std::vector<std::string> short_names; // "po"
-  std::vector<std::string> verbs;       // "get", "list", "watch", "create", ...
-  // Field selector paths the server accepts besides metadata.name and metadata.namespace
-  // (pods: spec.nodeName, status.phase, ...). Anything else is 400 "field label not supported".
-  std::vector<std::string> selectable_fields;
-  // Has a status subresource: writes to the object keep its .status, writes to /status change
-  // only .status (pods, deployments, services, nodes, namespaces).
-  bool status_subresource = false;
-
-  std::string list_kind() const { return kind + "List"; }
-};
+// The simulator serves resources as the API layer describes them.
+using apiserver::resource_info;
 
 // An object as written, with its JSON text serialised once at write time.
 struct stored_object {

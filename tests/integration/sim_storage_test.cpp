@@ -2,8 +2,8 @@
 // resourceVersion), watch semantics (replay, expiry, selector transitions, streaming lists),
 // data faults and concurrent writers.
 
-#include "app/kubesim/api_status.hpp"
-#include "app/kubesim/continue_token.hpp"
+#include "app/apiserver/api_status.hpp"
+#include "app/apiserver/continue_token.hpp"
 #include "app/kubesim/merge_patch.hpp"
 #include "app/kubesim/storage.hpp"
 
@@ -219,7 +219,7 @@ TEST_CASE("get answers 404 NotFound with the group-qualified resource") {
   CHECK(missing.failure().code == 404);
   CHECK(missing.failure().reason == "NotFound");
   CHECK(missing.failure().message == R"(deployments.apps "api" not found)");
-  CHECK(status_json(missing.failure()).find(R"("kind":"Status")") != std::string::npos);
+  CHECK(apiserver::status_json(missing.failure()).find(R"("kind":"Status")") != std::string::npos);
 }
 
 TEST_CASE("update checks resourceVersion, keeps identity, bumps generation on spec change") {
@@ -540,8 +540,8 @@ TEST_CASE("continue tokens expire with compaction; bad tokens are 400") {
   request.resource_version = "0";
   CHECK(store.list(request).failure().code == 400);
 
-  auto token = continue_token::after(42, "ns/name");
-  auto decoded = continue_token::decode(token.encode());
+  auto token = apiserver::continue_token::after(42, "ns/name");
+  auto decoded = apiserver::continue_token::decode(token.encode());
   REQUIRE(decoded.ok());
   CHECK(decoded->resource_version == 42);
   CHECK(decoded->start_key == std::string("ns/name\0", 8));
@@ -790,7 +790,8 @@ TEST_CASE("data faults: failing watches and lists, compaction, restore") {
   CHECK(throttled.failure().code == 429);
   CHECK(throttled.failure().reason == "TooManyRequests");
   CHECK(throttled.failure().retry_after_seconds == 3);
-  CHECK(status_json(throttled.failure()).find(R"("retryAfterSeconds":3)") != std::string::npos);
+  CHECK(apiserver::status_json(throttled.failure()).find(R"("retryAfterSeconds":3)") !=
+        std::string::npos);
   store.fail_next_lists(1, 500);
   CHECK(store.list(list_of(pods)).failure().reason == "InternalError");
   CHECK(store.list(list_of(pods)).ok());

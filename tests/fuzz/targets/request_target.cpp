@@ -4,9 +4,9 @@
 // Properties: no crash; the decoded path has no empty segment; a classified resource route names
 // a resource; a metadata answer is negotiated only when the header asks for it.
 
+#include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
 #include "app/apiserver/table.hpp"
-#include "app/kubesim/request_path.hpp"
 #include "protocol/selector.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
@@ -25,13 +25,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       require(text.find("Table") != std::string_view::npos, "a table negotiated unasked");
   }
   (void)apiserver::parse_include_object(text);
-  auto target = sim::parse_target(text);
+  auto target = apiserver::parse_target(text);
   if (!target)
     return 0;
   for (const auto& segment : target->segments)
     require(!segment.empty(), "an empty path segment");
-  auto route = sim::classify(target->segments);
-  if (route.kind == sim::route_kind::resource)
+  auto route = apiserver::classify(target->segments);
+  if (route.kind == apiserver::route_kind::resource)
     require(!route.resource.resource.empty(), "a resource route without a resource");
   for (const char* name : {"watch", "allowWatchBookmarks", "sendInitialEvents"})
     (void)target->flag(name);

@@ -1,17 +1,17 @@
 #pragma once
-// The API server's discovery documents, built from the storage's resource registry:
+// The API server's discovery documents, built from the served resources:
 // /version (version.Info), /api (APIVersions), /apis (APIGroupList), /apis/{group} (APIGroup),
 // /api/v1 and /apis/{group}/{version} (APIResourceList). Plain JSON text, the legacy
 // (unaggregated) form every client falls back to.
 
-#include "app/kubesim/storage.hpp"
+#include "app/apiserver/resource_info.hpp"
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 
 // version.Info; major and minor are read from `git_version` ("v1.29.0-kubesim" -> 1, 29).
 std::string version_document(std::string_view git_version);
@@ -35,4 +35,4 @@ std::optional<std::string> resource_list_document(const std::vector<resource_inf
 // then by number; unconventional names last, alphabetically).
 bool higher_version_priority(std::string_view a, std::string_view b);
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

@@ -1,10 +1,10 @@
-#include "app/kubesim/request_path.hpp"
+#include "app/apiserver/request_path.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 namespace {
 
 int hex_value(char c) {
@@ -200,4 +200,4 @@ route classify(const std::vector<std::string>& segs) {
   return r;
 }
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 
 struct continue_token {
   std::uint64_t resource_version = 0; // the snapshot every page of the list is served at
@@ -22,4 +22,4 @@ struct continue_token {
   static result<continue_token> decode(std::string_view text);
 };
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

@@ -1,6 +1,7 @@
 #pragma once
-// The Status failures the simulator answers with, worded as the real API server words them
-// (k8s.io/apimachinery/pkg/api/errors), so clients that match on reason or code behave the same.
+// The Status failures an API server answers with (the simulator and kinformerd's read API alike),
+// worded as the real API server words them (k8s.io/apimachinery/pkg/api/errors), so clients that
+// match on reason or code behave the same.
 
 #include "protocol/decode.hpp"
 #include "protocol/gvk.hpp"
@@ -9,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 
 // "pods", or "deployments.apps": how the server names a resource in messages.
 std::string qualified_resource(const group_version_resource& gvr);
@@ -48,4 +49,4 @@ status injected_failure(int code, std::optional<int> retry_after_seconds);
 // {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":...}
 std::string status_json(const status& s);
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

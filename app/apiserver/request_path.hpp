@@ -1,7 +1,8 @@
 #pragma once
 // Parsing of API-server request targets: percent-decoded path segments and query parameters, and
 // the route a path names (discovery document, resource collection or item, control endpoint).
-// Pure string work, no networking: the simulator's HTTP layer asks this what was requested.
+// Pure string work, no networking: the simulator and the read API ask this what
+// was requested.
 
 #include "protocol/result.hpp"
 
@@ -12,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 
 struct request_target {
   std::string path;                  // decoded, without the query
@@ -70,4 +71,4 @@ struct route {
 // that `status` and `finalize` directly after a namespace name are the namespace's subresources.
 route classify(const std::vector<std::string>& segments);
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

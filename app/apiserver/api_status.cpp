@@ -1,4 +1,4 @@
-#include "app/kubesim/api_status.hpp"
+#include "app/apiserver/api_status.hpp"
 
 #include "protocol/quoted.hpp"
 
@@ -6,7 +6,7 @@
 
 namespace json = boost::json;
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 
 std::string qualified_resource(const group_version_resource& gvr) {
   return gvr.group.empty() ? gvr.resource : gvr.resource + "." + gvr.group;
@@ -150,4 +150,4 @@ std::string status_json(const status& s) {
   return json::serialize(out);
 }
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

@@ -1,5 +1,5 @@
 #pragma once
-// Minimal, permissive OpenAPI documents built from the storage's resource registry, enough for
+// Minimal, permissive OpenAPI documents built from the served resources, enough for
 // kubectl to validate and apply without --validate=false:
 //
 // - /openapi/v3 (the index) and /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version}: one
@@ -12,14 +12,14 @@
 // - /openapi/v2: the same as one Swagger 2.0 JSON document (definitions with
 //   x-kubernetes-group-version-kind and additionalProperties), for clients that accept JSON.
 
-#include "app/kubesim/storage.hpp"
+#include "app/apiserver/resource_info.hpp"
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 
 // {"paths":{"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=..."},...}}
 std::string openapi_v3_index(const std::vector<resource_info>& resources);
@@ -32,4 +32,4 @@ std::optional<std::string> openapi_v3_document(const std::vector<resource_info>&
 std::string openapi_v2_document(const std::vector<resource_info>& resources,
                                 std::string_view git_version);
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

@@ -1,4 +1,4 @@
-#include "app/kubesim/continue_token.hpp"
+#include "app/apiserver/continue_token.hpp"
 
 #include <boost/json.hpp>
 
@@ -7,7 +7,7 @@
 
 namespace json = boost::json;
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 
 namespace {
 
@@ -113,4 +113,4 @@ result<continue_token> continue_token::decode(std::string_view text) {
   return continue_token{revision, std::string(start->get_string())};
 }
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

@@ -1,4 +1,4 @@
-#include "app/kubesim/discovery_docs.hpp"
+#include "app/apiserver/discovery_docs.hpp"
 
 #include <boost/json.hpp>
 
@@ -10,7 +10,7 @@
 
 namespace json = boost::json;
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 namespace {
 
 // A parsed "v<major>[alpha|beta<minor>]" version; `conventional` is false for other names.
@@ -185,4 +185,4 @@ std::optional<std::string> resource_list_document(const std::vector<resource_inf
   return json::serialize(doc);
 }
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver

@@ -1,10 +1,10 @@
-#include "app/kubesim/openapi_docs.hpp"
+#include "app/apiserver/openapi_docs.hpp"
 
 #include <boost/json.hpp>
 
 #include <cstdio>
 
-namespace kinformer::sim {
+namespace kinformer::apiserver {
 namespace {
 
 namespace json = boost::json;
@@ -85,7 +85,7 @@ json::object patch_operation(dialect d, const resource_info& info) {
 json::object permissive_schema(dialect d, const resource_info& info) {
   json::object s{{"type", "object"},
                  {"description", info.kind + " (" + info.gvr.to_string() +
-                                     "): served by kubesim, every field accepted"},
+                                     "): served by kinformer, every field accepted"},
                  {"x-kubernetes-group-version-kind", json::array{group_version_kind(info)}},
                  {"x-kubernetes-preserve-unknown-fields", true}};
   if (d == dialect::v2)
@@ -151,4 +151,4 @@ std::string openapi_v2_document(const std::vector<resource_info>& resources,
   return json::serialize(doc);
 }
 
-} // namespace kinformer::sim
+} // namespace kinformer::apiserver
