@@ -1,6 +1,6 @@
 #include "app/kinformerd/metrics.hpp"
 
-#include "app/kinformerd/http_server.hpp"
+#include "app/apiserver/http_server.hpp"
 #include "app/kinformerd/read_api.hpp"
 
 #include "app/kinformerd/process_metrics.hpp"
@@ -467,7 +467,7 @@ void advance_to(Counter& counter, double total) {
 } // namespace
 
 void service_metrics::update(const service::read_api_stats& api,
-                             const service::http_server_stats& server) {
+                             const apiserver::http_server_stats& server) {
   for (const auto& [key, count] : api.requests)
     advance_to(
         impl_->read_api_requests.Add({{"verb", key.first}, {"code", std::to_string(key.second)}}),

@@ -29,8 +29,10 @@ namespace kinformer {
 struct webhook_stats;
 namespace service {
 struct read_api_stats;
-struct http_server_stats;
 } // namespace service
+namespace apiserver {
+struct http_server_stats;
+} // namespace apiserver
 
 class service_metrics {
 public:
@@ -54,7 +56,7 @@ public:
 
   // The read API's requests by verb and code and its open watches, and its HTTP server's bytes
   // written, clients dropped for reading too slowly and connections refused past the bound.
-  void update(const service::read_api_stats& api, const service::http_server_stats& server);
+  void update(const service::read_api_stats& api, const apiserver::http_server_stats& server);
 
   // Leader election: whether this replica holds `lease` ("namespace/name").
   void set_leading(std::string_view lease, bool leading);

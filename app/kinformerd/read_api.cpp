@@ -34,15 +34,15 @@ using watch_bookmark_atom = caf::atom_constant<caf::atom("wbookmark")>;
 using watch_actor =
     handler_actor::extend<caf::reacts_to<watch_timeout_atom>, caf::reacts_to<watch_bookmark_atom>>;
 
-http_response status_reply(const status& s) {
-  http_response response;
+apiserver::http_response status_reply(const status& s) {
+  apiserver::http_response response;
   response.status = s.code;
   response.body = apiserver::status_json(s);
   return response;
 }
 
-http_response json_reply(std::string body) {
-  http_response response;
+apiserver::http_response json_reply(std::string body) {
+  apiserver::http_response response;
   response.body = std::move(body);
   return response;
 }
@@ -199,31 +199,32 @@ struct read_api::state {
 namespace {
 
 // Counts each answer by verb and code on its way out.
-class counting_exchange final : public http_exchange {
+class counting_exchange final : public apiserver::http_exchange {
 public:
-  counting_exchange(std::shared_ptr<http_exchange> inner, std::shared_ptr<read_api::state> st,
-                    std::string verb)
+  counting_exchange(std::shared_ptr<apiserver::http_exchange> inner,
+                    std::shared_ptr<read_api::state> st, std::string verb)
       : inner_(std::move(inner)), st_(std::move(st)), verb_(std::move(verb)) {}
 
-  void respond(http_response response) override {
+  void respond(apiserver::http_response response) override {
     st_->count(verb_, response.status);
     inner_->respond(std::move(response));
   }
-  std::shared_ptr<http_stream> stream(int status, std::string content_type,
-                                      http_headers headers) override {
+  std::shared_ptr<apiserver::http_stream> stream(int status, std::string content_type,
+                                                 apiserver::http_headers headers) override {
     st_->count(verb_, status);
     return inner_->stream(status, std::move(content_type), std::move(headers));
   }
 
 private:
-  std::shared_ptr<http_exchange> inner_;
+  std::shared_ptr<apiserver::http_exchange> inner_;
   std::shared_ptr<read_api::state> st_;
   std::string verb_;
 };
 
 // A bound was reached: the API server's 429 with Retry-After.
-http_response too_many_requests(const read_api_options& options, const std::string& what) {
-  http_response response;
+apiserver::http_response too_many_requests(const read_api_options& options,
+                                           const std::string& what) {
+  apiserver::http_response response;
   response.status = 429;
   status s = apiserver::make_failure(429, "TooManyRequests", "too many " + what + "; retry later");
   response.body = apiserver::status_json(s);
@@ -240,9 +241,9 @@ using state_ptr = std::shared_ptr<read_api::state>;
 // `{"kind":"PodList",...}` with items[offset, offset+count) of the snapshot, as pieces: the
 // envelope, then each stored object's own bytes, which are sent without being copied. Metadata
 // asked of full objects is cut from their text; a Table is built whole.
-http_response list_reply(const read_request& req, const std::string& continue_token,
-                         std::shared_ptr<const page_snapshot> snapshot, std::size_t offset,
-                         std::size_t count) {
+apiserver::http_response list_reply(const read_request& req, const std::string& continue_token,
+                                    std::shared_ptr<const page_snapshot> snapshot,
+                                    std::size_t offset, std::size_t count) {
   const object_list& items = snapshot->items;
   std::optional<std::int64_t> remaining;
   if (!continue_token.empty())
@@ -271,7 +272,7 @@ http_response list_reply(const read_request& req, const std::string& continue_to
   held->snapshot = std::move(snapshot);
   if (partial && !req.metadata_informer)
     held->cut.resize(count);
-  http_response reply;
+  apiserver::http_response reply;
   reply.body_pieces.reserve(2 * count + 2);
   reply.body_pieces.push_back(held->head);
   std::string unused;
@@ -288,9 +289,9 @@ http_response list_reply(const read_request& req, const std::string& continue_to
 }
 
 // Answers one page of `snapshot` from `offset`, keeping the snapshot when more pages follow.
-http_response page_reply(const state_ptr& st, const read_request& req,
-                         std::shared_ptr<const page_snapshot> snapshot, std::uint64_t id,
-                         std::size_t offset) {
+apiserver::http_response page_reply(const state_ptr& st, const read_request& req,
+                                    std::shared_ptr<const page_snapshot> snapshot, std::uint64_t id,
+                                    std::size_t offset) {
   const auto& items = snapshot->items;
   offset = std::min(offset, items.size());
   std::size_t count = items.size() - offset;
@@ -341,8 +342,8 @@ bool take_slot(std::atomic<std::size_t>& taken, std::size_t bound) {
 // One request to the cache: the items and their resourceVersion come from one snapshot of each
 // informer, taken once the informers have synced. `slot` (an unpaged list's) is released when
 // the answer is out.
-void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange,
-                std::shared_ptr<void> slot) {
+void serve_list(const state_ptr& st, read_request req,
+                std::shared_ptr<apiserver::http_exchange> exchange, std::shared_ptr<void> slot) {
   st->system.spawn([st, req = std::move(req), exchange, slot](caf::event_based_actor* self) {
     // Fields are matched here: the cache answers field selectors only from its indexes.
     list_options options;
@@ -374,7 +375,7 @@ void serve_list(const state_ptr& st, read_request req, std::shared_ptr<http_exch
 }
 
 // A later page: from the snapshot the first page kept, without asking the cache.
-http_response serve_continue(const state_ptr& st, const read_request& req) {
+apiserver::http_response serve_continue(const state_ptr& st, const read_request& req) {
   auto colon = req.continue_token.find(':');
   auto id = parse_revision(std::string_view(req.continue_token).substr(0, colon));
   auto offset = colon == std::string::npos
@@ -392,7 +393,8 @@ http_response serve_continue(const state_ptr& st, const read_request& req) {
   return page_reply(st, req, snapshot, *id, static_cast<std::size_t>(*offset));
 }
 
-void serve_get(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
+void serve_get(const state_ptr& st, read_request req,
+               std::shared_ptr<apiserver::http_exchange> exchange) {
   st->system.spawn([st, req = std::move(req), exchange](caf::event_based_actor* self) {
     // The cache answers once the kind's informers have synced.
     self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
@@ -418,8 +420,8 @@ void serve_get(const state_ptr& st, read_request req, std::shared_ptr<http_excha
 struct watch_context {
   state_ptr st;
   read_request req;
-  std::shared_ptr<http_exchange> exchange; // until the stream is opened
-  std::shared_ptr<http_stream> stream;
+  std::shared_ptr<apiserver::http_exchange> exchange; // until the stream is opened
+  std::shared_ptr<apiserver::http_stream> stream;
   // Resumed from an integer resourceVersion N: the informers replay their changes after N
   // instead of their stores.
   bool resume = false;
@@ -532,7 +534,7 @@ void open_stream(watch_actor::pointer self, const std::shared_ptr<watch_context>
   ctx->exchange.reset();
   ctx->stream->set_overflow_message(
       watch_error_line(apiserver::expired("the watch was dropped: its client read too slowly")));
-  ctx->stream->on_end([me = caf::actor_cast<caf::actor>(self)](stream_end) {
+  ctx->stream->on_end([me = caf::actor_cast<caf::actor>(self)](apiserver::stream_end) {
     caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
   });
 }
@@ -740,7 +742,8 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
   };
 }
 
-void serve_watch(const state_ptr& st, read_request req, std::shared_ptr<http_exchange> exchange) {
+void serve_watch(const state_ptr& st, read_request req,
+                 std::shared_ptr<apiserver::http_exchange> exchange) {
   auto ctx = std::make_shared<watch_context>();
   ctx->st = st;
   ctx->exchange = std::move(exchange);
@@ -810,7 +813,8 @@ std::optional<status> parse_query(const apiserver::request_target& target, read_
 
 // The answer's shape from the Accept header, and the configured informer that can give it: a
 // form the configuration did not ask for is refused (406), never fetched.
-std::optional<status> choose_form(const read_api_options& options, const http_request& request,
+std::optional<status> choose_form(const read_api_options& options,
+                                  const apiserver::http_request& request,
                                   const apiserver::request_target& target, read_request& req) {
   const auto verb = req.watch           ? apiserver::request_verb::watch
                     : !req.name.empty() ? apiserver::request_verb::get
@@ -861,9 +865,9 @@ std::optional<std::string> openapi_document(const std::vector<apiserver::resourc
 }
 
 // Serves one request that passed the access check.
-void serve_route(const state_ptr& st, const http_request& request,
+void serve_route(const state_ptr& st, const apiserver::http_request& request,
                  const apiserver::request_target& target, const apiserver::route& route,
-                 const std::shared_ptr<http_exchange>& exchange) {
+                 const std::shared_ptr<apiserver::http_exchange>& exchange) {
   const auto& resources = st->options.resources;
   std::optional<std::string> document;
   switch (route.kind) {
@@ -969,12 +973,12 @@ read_api::read_api(caf::actor_system& system, cache_actor cache, read_api_option
 
 read_api::~read_api() = default;
 
-void read_api::attach(http_server& server) {
+void read_api::attach(apiserver::http_server& server) {
   for (const char* prefix : {"/api", "/version", "/openapi"})
-    server.add_route(prefix,
-                     [this](const http_request& request, std::shared_ptr<http_exchange> exchange) {
-                       handle(request, std::move(exchange));
-                     });
+    server.add_route(prefix, [this](const apiserver::http_request& request,
+                                    std::shared_ptr<apiserver::http_exchange> exchange) {
+      handle(request, std::move(exchange));
+    });
 }
 
 read_api_stats read_api::stats() const {
@@ -985,7 +989,8 @@ read_api_stats read_api::stats() const {
   return out;
 }
 
-void read_api::handle(const http_request& request, std::shared_ptr<http_exchange> raw) {
+void read_api::handle(const apiserver::http_request& request,
+                      std::shared_ptr<apiserver::http_exchange> raw) {
   const auto& st = state_;
   auto target = apiserver::parse_target(request.target);
   if (!target) {
@@ -1014,7 +1019,7 @@ void read_api::handle(const http_request& request, std::shared_ptr<http_exchange
               path.name};
     counted_as = wanted.verb;
   }
-  std::shared_ptr<http_exchange> exchange =
+  std::shared_ptr<apiserver::http_exchange> exchange =
       std::make_shared<counting_exchange>(std::move(raw), st, counted_as);
   if (!st->options.access) {
     serve_route(st, request, *target, route, exchange);

@@ -64,8 +64,8 @@
 // every watch is a handler actor; answers are posted back through the exchange.
 
 #include "actors/interfaces.hpp"
+#include "app/apiserver/http_server.hpp"
 #include "app/kinformerd/api_access.hpp"
-#include "app/kinformerd/http_server.hpp"
 #include "app/kubesim/storage.hpp"
 
 #include <caf/fwd.hpp>
@@ -133,10 +133,11 @@ public:
   read_api& operator=(const read_api&) = delete;
 
   // Registers /api, /apis, /version and /openapi on `server` (before it starts).
-  void attach(http_server& server);
+  void attach(apiserver::http_server& server);
 
   // Answers one request (what the routes call).
-  void handle(const http_request& request, std::shared_ptr<http_exchange> exchange);
+  void handle(const apiserver::http_request& request,
+              std::shared_ptr<apiserver::http_exchange> exchange);
 
   read_api_stats stats() const;
 

@@ -6,8 +6,8 @@
 #include "actors/error_bridge.hpp"
 #include "actors/remote_gateway.hpp"
 #include "actors/remote_setup.hpp"
+#include "app/apiserver/http_server.hpp"
 #include "app/kinformerd/health.hpp"
-#include "app/kinformerd/http_server.hpp"
 #include "app/kinformerd/leader_only_handlers.hpp"
 #include "app/kinformerd/log_handler.hpp"
 #include "app/kinformerd/metrics.hpp"
@@ -147,8 +147,8 @@ struct kinformerd::impl {
   std::optional<leader_elector_actor> elector;
   std::vector<std::pair<std::string, std::shared_ptr<const webhook_counters>>> webhooks;
   std::shared_ptr<service_metrics> metrics = std::make_shared<service_metrics>();
-  std::unique_ptr<http_server> metrics_server;
-  std::unique_ptr<http_server> api_server;
+  std::unique_ptr<apiserver::http_server> metrics_server;
+  std::unique_ptr<apiserver::http_server> api_server;
   std::unique_ptr<read_api> api;
   std::atomic<bool> api_serving{false}; // api and api_server are set (read by /metrics)
   gateway_actor gateway;
@@ -373,16 +373,16 @@ void kinformerd::impl::release_leadership() {
 status_result kinformerd::impl::start_metrics_server() {
   if (config.listen.metrics.empty())
     return ok_v;
-  http_server_options options;
+  apiserver::http_server_options options;
   options.listen = config.listen.metrics;
-  metrics_server = std::make_unique<http_server>(options);
+  metrics_server = std::make_unique<apiserver::http_server>(options);
   auto& sys = *system;
   auto c = cache;
   auto m = metrics;
   auto hooks = webhooks;
   metrics_server->add_route(
-      "/metrics",
-      [this, &sys, c, m, hooks](const http_request&, std::shared_ptr<http_exchange> ex) {
+      "/metrics", [this, &sys, c, m, hooks](const apiserver::http_request&,
+                                            std::shared_ptr<apiserver::http_exchange> ex) {
         // The metrics server stops before the read API is torn down.
         if (api_serving.load(std::memory_order_acquire))
           m->update(api->stats(), api_server->stats());
@@ -391,17 +391,18 @@ status_result kinformerd::impl::start_metrics_server() {
             m->update(*stats);
           for (const auto& [name, counters] : hooks)
             m->update(name, counters->snapshot());
-          http_response response;
+          apiserver::http_response response;
           response.content_type = "text/plain; version=0.0.4; charset=utf-8";
           response.body = m->render();
           ex->respond(std::move(response));
         });
       });
   auto probe = [&sys, c](probe_response (*check)(const std::optional<cache_stats>&)) {
-    return [&sys, c, check](const http_request&, std::shared_ptr<http_exchange> ex) {
+    return [&sys, c, check](const apiserver::http_request&,
+                            std::shared_ptr<apiserver::http_exchange> ex) {
       with_cache_stats(sys, c, [check, ex](std::optional<cache_stats> stats) {
         auto answer = check(stats);
-        http_response response;
+        apiserver::http_response response;
         response.status = answer.status;
         response.content_type = "text/plain; charset=utf-8";
         response.body = std::move(answer.body);
@@ -425,7 +426,7 @@ status_result kinformerd::impl::start_metrics_server() {
 status_result kinformerd::impl::start_api_server(read_api_options served) {
   if (config.listen.api.empty())
     return ok_v;
-  http_server_options options;
+  apiserver::http_server_options options;
   options.listen = config.listen.api;
   if (!config.listen.api_token_file.empty()) {
     auto token = read_secret_file(config.listen.api_token_file);
@@ -450,7 +451,7 @@ status_result kinformerd::impl::start_api_server(read_api_options served) {
   options.stream_write_timeout = std::chrono::seconds(config.listen.api_write_timeout_seconds);
   served.max_watches = config.listen.api_max_watches;
   served.max_unpaged_lists = config.listen.api_max_unpaged_lists;
-  api_server = std::make_unique<http_server>(options);
+  api_server = std::make_unique<apiserver::http_server>(options);
   api = std::make_unique<read_api>(*system, cache, std::move(served));
   api->attach(*api_server);
   if (auto started = api_server->start(); !started)

@@ -3,7 +3,7 @@
 // speaks the API server's REST dialect (discovery, get/list/watch/create/update/patch/delete,
 // Status errors) plus a control interface under /sim/ for fault injection and test tooling.
 //
-// Beast and Asio stay in simulator.cpp; this header is cheap to include.
+// Beast and Asio stay in the HTTP server (app/apiserver/http_server.cpp).
 
 #include "app/kubesim/access_reviews.hpp"
 #include "protocol/result.hpp"

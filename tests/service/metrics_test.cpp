@@ -1,8 +1,8 @@
 // service_metrics and the probes: values from a cache_stats built here, rendered as the Prometheus
 // text format and parsed back.
 
+#include "app/apiserver/http_server.hpp"
 #include "app/kinformerd/health.hpp"
-#include "app/kinformerd/http_server.hpp"
 #include "app/kinformerd/metrics.hpp"
 #include "app/kinformerd/process_metrics.hpp"
 #include "app/kinformerd/read_api.hpp"
@@ -566,7 +566,7 @@ TEST_CASE("the read API's requests, watches, bytes and dropped clients are expor
   api.requests[{"list", 200}] = 3;
   api.requests[{"watch", 429}] = 1;
   api.open_watches = 2;
-  service::http_server_stats server{4, 1, 12345};
+  apiserver::http_server_stats server{4, 1, 12345};
   m.update(api, server);
   api.requests[{"list", 200}] = 5; // cumulative: the counter follows
   m.update(api, server);

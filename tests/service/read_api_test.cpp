@@ -5,7 +5,7 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/cache.hpp"
 #include "actors/handler.hpp"
-#include "app/kinformerd/http_server.hpp"
+#include "app/apiserver/http_server.hpp"
 #include "app/kinformerd/read_api.hpp"
 #include "app/kubesim/churn.hpp"
 #include "app/kubesim/object_generator.hpp"
@@ -76,10 +76,10 @@ struct read_api_fixture {
   std::unique_ptr<caf::actor_system> system;
   cache_actor cache;
   std::unique_ptr<read_api> api;
-  std::unique_ptr<http_server> server;
+  std::unique_ptr<apiserver::http_server> server;
   fs::path home;
 
-  explicit read_api_fixture(http_server_options server_options = {}) {
+  explicit read_api_fixture(apiserver::http_server_options server_options = {}) {
     sim::register_example_resources(sim.store());
     sim::object_generator generator;
     REQUIRE(sim::load_pods(sim.store(), generator, 30, 3).ok());
@@ -117,7 +117,7 @@ struct read_api_fixture {
     options.forms[sim::config_maps_resource.to_string()] = {false, true}; // metadata only
     options.bookmark_interval = std::chrono::milliseconds(200); // quick periodic bookmarks
     api = std::make_unique<read_api>(*system, cache, options);
-    server = std::make_unique<http_server>(std::move(server_options));
+    server = std::make_unique<apiserver::http_server>(std::move(server_options));
     api->attach(*server);
     REQUIRE(server->start().ok());
 
@@ -557,7 +557,7 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: discovery shows the served kinds o
 }
 
 TEST_CASE("read_api: the bearer token guards the read API") {
-  http_server_options options;
+  apiserver::http_server_options options;
   options.bearer_token = "read-token";
   read_api_fixture f(options);
   raw_client c(f.server->port());
@@ -972,7 +972,7 @@ TEST_CASE_METHOD(read_api_fixture,
   options.max_watches = 1;
   options.retry_after_seconds = 3;
   read_api bounded(*system, cache, options);
-  http_server bounded_server;
+  apiserver::http_server bounded_server;
   bounded.attach(bounded_server);
   REQUIRE(bounded_server.start().ok());
 
@@ -1007,7 +1007,7 @@ struct guarded_api {
   std::shared_ptr<api_client> client;
   std::shared_ptr<api_access> access;
   std::unique_ptr<read_api> api;
-  http_server server;
+  apiserver::http_server server;
 
   guarded_api(read_api_fixture& f, access_options options = {}) {
     REQUIRE(reviewer.start().ok());

@@ -7,23 +7,25 @@
 // queued as one HTTP chunk at a time. While streaming, the session keeps a read pending on the
 // socket only to learn when the client goes away. Streams always end their connection.
 
-#include "app/kinformerd/http_server.hpp"
+#include "app/apiserver/http_server.hpp"
+
+#include "app/apiserver/api_status.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <boost/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 #include <variant>
 
-namespace kinformer::service {
+namespace kinformer::apiserver {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -38,13 +40,9 @@ std::optional<std::string_view> http_request::header(std::string_view name) cons
 }
 
 http_response status_response(int code, std::string_view reason, std::string_view message) {
-  boost::json::object body{
-      {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", boost::json::object()},
-      {"status", "Failure"}, {"message", message}, {"reason", reason},
-      {"code", code}};
   http_response response;
   response.status = code;
-  response.body = boost::json::serialize(body);
+  response.body = status_json(make_failure(code, std::string(reason), std::string(message)));
   return response;
 }
 
@@ -60,6 +58,8 @@ const char* to_string(stream_end end) noexcept {
     return "write_timeout";
   case stream_end::stopping:
     return "stopping";
+  case stream_end::dropped:
+    return "dropped";
   }
   return "unknown";
 }
@@ -103,30 +103,65 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-std::string chunk_frame(std::string_view data) {
-  char size[32];
-  int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  std::string frame;
-  frame.reserve(static_cast<std::size_t>(n) + data.size() + 2);
-  frame.append(size, static_cast<std::size_t>(n));
-  frame.append(data);
-  frame.append("\r\n");
-  return frame;
+std::string chunk_size_line(std::size_t size) {
+  char line[32];
+  int n = std::snprintf(line, sizeof line, "%zx\r\n", size);
+  return std::string(line, static_cast<std::size_t>(n));
 }
 
 constexpr std::string_view last_chunk = "0\r\n\r\n";
+
+// A TLS server context for a certificate chain and key (PEM text or files), asking for client
+// certificates when a client CA is given.
+result<std::shared_ptr<net::ssl::context>> make_tls_context(const http_server_options& options,
+                                                            const std::string& certificate_pem,
+                                                            const std::string& key_pem) {
+  auto context = std::make_shared<net::ssl::context>(net::ssl::context::tls_server);
+  context->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                       net::ssl::context::no_tlsv1_1);
+  boost::system::error_code ec;
+  std::string what;
+  if (!certificate_pem.empty() || !key_pem.empty()) {
+    what = "the TLS certificate";
+    context->use_certificate_chain(net::buffer(certificate_pem), ec);
+    if (!ec)
+      context->use_private_key(net::buffer(key_pem), net::ssl::context::pem, ec);
+  } else {
+    what = "TLS certificate " + options.tls_certificate_file + " / key " + options.tls_key_file;
+    context->use_certificate_chain_file(options.tls_certificate_file, ec);
+    if (!ec)
+      context->use_private_key_file(options.tls_key_file, net::ssl::context::pem, ec);
+  }
+  if (ec)
+    return make_error(errc::invalid_argument, what + ": " + ec.message());
+  if (!options.tls_client_ca_pem.empty()) {
+    context->add_certificate_authority(net::buffer(options.tls_client_ca_pem), ec);
+    if (ec)
+      return make_error(errc::invalid_argument, "the TLS client CA: " + ec.message());
+    // Optional: a client without a certificate is still served (and authenticates otherwise).
+    context->set_verify_mode(net::ssl::verify_peer);
+  }
+  return context;
+}
 
 } // namespace
 
 class session;
 
 struct http_server::impl {
-  explicit impl(http_server_options o) : options(std::move(o)) {}
+  explicit impl(http_server_options o)
+      : options(std::move(o)), ioc(static_cast<int>(std::max<std::size_t>(1, options.io_threads))) {
+  }
 
   http_server_options options;
-  net::io_context ioc{1};
+  net::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
-  std::optional<net::ssl::context> tls; // set when the options name a certificate
+  // The TLS context new connections get (null: plain HTTP); replaced whole by
+  // replace_certificate(). Each session holds the one it was opened with.
+  mutable std::mutex tls_mutex;
+  std::shared_ptr<net::ssl::context> tls;
+  std::atomic<std::int64_t> latency_ms{0};
   std::vector<std::thread> threads;
   std::map<std::string, route_handler> routes; // by prefix
   std::string endpoint_text;
@@ -144,6 +179,21 @@ struct http_server::impl {
   // stop()'s bound on the last writes; touched only on `control`.
   net::strand<net::io_context::executor_type> control{ioc.get_executor()};
   std::optional<net::steady_timer> stop_deadline;
+
+  std::shared_ptr<net::ssl::context> current_tls() const {
+    std::lock_guard lock(tls_mutex);
+    return tls;
+  }
+
+  // Every session still open.
+  std::vector<std::shared_ptr<session>> live_sessions_now() {
+    std::vector<std::shared_ptr<session>> live;
+    std::lock_guard lock(sessions_mutex);
+    for (auto& w : sessions)
+      if (auto p = w.lock())
+        live.push_back(std::move(p));
+    return live;
+  }
 
   // Cancels the stop deadline once no session is left, so that the I/O threads end at once.
   void release_deadline_if_idle() {
@@ -172,11 +222,19 @@ public:
                net::any_io_executor strand)
       : server_(std::move(server)), owner_(std::move(owner)), strand_(std::move(strand)) {}
 
-  bool write(std::string chunk) override;
+  bool write(std::string chunk) override {
+    return write(std::make_shared<const std::string>(std::move(chunk)));
+  }
+  bool write(std::shared_ptr<const std::string> chunk) override;
+  void limit_queue(std::size_t chunks) override {
+    std::lock_guard lock(mutex_);
+    queue_limit_ = chunks;
+  }
+  void close_after(std::chrono::milliseconds duration) override;
   void close() override;
   bool closed() const override {
     std::lock_guard lock(mutex_);
-    return ended_ || close_requested_ || overflowed_;
+    return ended_ || close_requested_ || overflowed_ || queue_full_;
   }
   void set_overflow_message(std::string message) override {
     std::lock_guard lock(mutex_);
@@ -197,41 +255,53 @@ public:
     return bytes_;
   }
 
-  // What the session writes next (on the strand).
+  // What the session writes next (on the strand): `head`, then `pieces`, then `tail`, gathered.
   struct next_write {
-    std::string data; // chunk frames, possibly the last chunk
+    std::string head;                                       // a chunk's size line
+    std::vector<std::shared_ptr<const std::string>> pieces; // the chunk's data
+    std::string tail;                                       // CRLF, and the last chunk when last
     bool last = false;
     std::optional<stream_end> reason; // set with last
+    bool empty() const { return head.empty() && tail.empty(); }
   };
   next_write take() {
     std::lock_guard lock(mutex_);
     next_write out;
-    if (ended_)
+    if (ended_ || stalled_)
       return out;
     if (overflowed_) {
-      if (!overflow_message_.empty())
-        out.data = chunk_frame(overflow_message_);
-      out.data += last_chunk;
+      if (!overflow_message_.empty()) {
+        out.head = chunk_size_line(overflow_message_.size());
+        out.pieces.push_back(std::make_shared<const std::string>(overflow_message_));
+        out.tail = "\r\n";
+      }
+      out.tail += last_chunk;
       out.last = true;
       out.reason = stream_end::overflow;
       ended_ = true;
       return out;
     }
-    std::string joined;
-    for (auto& chunk : queue_)
-      joined += chunk;
-    queue_.clear();
-    bytes_ = 0;
-    if (!joined.empty())
-      out.data = chunk_frame(joined);
-    if (close_requested_) {
-      out.data += last_chunk;
+    if (!queue_.empty()) {
+      out.head = chunk_size_line(bytes_);
+      out.pieces.assign(std::make_move_iterator(queue_.begin()),
+                        std::make_move_iterator(queue_.end()));
+      out.tail = "\r\n";
+      queue_.clear();
+      bytes_ = 0;
+    }
+    if (close_requested_ || queue_full_) {
+      out.tail += last_chunk;
       out.last = true;
-      out.reason = stream_end::finished;
+      out.reason = queue_full_ ? stream_end::overflow : stream_end::finished;
       ended_ = true;
     }
     drain_posted_ = false;
     return out;
+  }
+  // Stalled, the stream writes nothing (resume with stall(false), then a drain).
+  void stall(bool stalled) {
+    std::lock_guard lock(mutex_);
+    stalled_ = stalled;
   }
   // The stream ends without anything more being written (client gone, server stopping).
   void abandon() {
@@ -262,11 +332,14 @@ private:
   std::weak_ptr<session> owner_;
   net::any_io_executor strand_;
   mutable std::mutex mutex_;
-  std::deque<std::string> queue_;
+  std::vector<std::shared_ptr<const std::string>> queue_;
   std::size_t bytes_ = 0;
+  std::size_t queue_limit_ = 0; // chunks; 0: none
+  bool queue_full_ = false;     // past queue_limit_: ends once the queue is written
   bool close_requested_ = false;
-  bool overflowed_ = false;
+  bool overflowed_ = false; // past the server's byte bound: the queue is discarded
   bool ended_ = false;
+  bool stalled_ = false;
   bool drain_posted_ = false;
   std::string overflow_message_;
   std::optional<stream_end> end_reason_;
@@ -277,8 +350,10 @@ private:
 
 class session : public std::enable_shared_from_this<session> {
 public:
-  session(std::shared_ptr<http_server::impl> server, tcp::socket socket)
-      : server_(std::move(server)), conn_(make_connection(*server_, std::move(socket))) {
+  session(std::shared_ptr<http_server::impl> server, tcp::socket socket,
+          std::shared_ptr<net::ssl::context> tls)
+      : server_(std::move(server)), tls_(std::move(tls)),
+        conn_(make_connection(tls_.get(), std::move(socket))), latency_timer_(strand()) {
     ++server_->live_sessions;
   }
 
@@ -301,6 +376,13 @@ public:
   void drain();
   // Graceful stop: end a stream with its terminating chunk, close anything else.
   void shutdown();
+  // Ends the stream as its close() does after `duration` (on the strand).
+  void close_stream_after(std::chrono::milliseconds duration);
+  // Faults (on the strand): a stream stops or resumes writing; a stream ends abruptly.
+  void stall_stream(bool stalled);
+  void drop_stream();
+  // Closes the connection: a stream abruptly, a response once written, an idle one now.
+  void disconnect();
 
 private:
   void read_request();
@@ -320,9 +402,9 @@ private:
   // The connection: plain TCP, or TLS over it. Timeouts are set on the TCP layer.
   using tls_stream = beast::ssl_stream<beast::tcp_stream>;
   using connection = std::variant<beast::tcp_stream, tls_stream>;
-  static connection make_connection(http_server::impl& server, tcp::socket socket) {
-    if (server.tls)
-      return connection(std::in_place_type<tls_stream>, std::move(socket), *server.tls);
+  static connection make_connection(net::ssl::context* tls, tcp::socket socket) {
+    if (tls)
+      return connection(std::in_place_type<tls_stream>, std::move(socket), *tls);
     return connection(std::in_place_type<beast::tcp_stream>, std::move(socket));
   }
   beast::tcp_stream& tcp() {
@@ -336,7 +418,10 @@ private:
   }
 
   std::shared_ptr<http_server::impl> server_;
+  std::shared_ptr<net::ssl::context> tls_; // outlives conn_, whose SSL object was made from it
   connection conn_;
+  net::steady_timer latency_timer_;
+  bool client_certificate_ = false; // TLS: the client CA signed the client's certificate
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
@@ -346,6 +431,8 @@ private:
   std::shared_ptr<const void> pieces_owner_;
   bool keep_alive_ = false;
   bool awaiting_answer_ = false;
+  bool responding_ = false;           // from a request's arrival until its response is written
+  bool close_after_response_ = false; // disconnect() came while responding
   bool closed_ = false;
 
   // Streaming.
@@ -354,7 +441,10 @@ private:
   bool writing_ = false;
   bool ending_for_stop_ = false; // stop() came while a write was in flight
   bool probe_failed_ = false;    // the disconnect probe failed while a write was in flight
+  std::optional<net::steady_timer> stream_deadline_; // close_after()
   std::string out_;
+  stream_state::next_write out_stream_;
+  std::vector<net::const_buffer> out_buffers_;
   char probe_[512];
 };
 
@@ -388,18 +478,20 @@ public:
       return body;
     }
     auto body = std::make_shared<stream_state>(server_, owner_, strand_);
-    net::post(strand_,
-              [owner = std::move(owner_), body, status, content_type = std::move(content_type),
-               headers = std::move(headers)]() mutable {
-                owner->begin_stream(body, status, std::move(content_type), std::move(headers));
-              });
+    // A route that answers at once (on the session's strand, as the simulator's do) starts its
+    // stream now: a fault injected as soon as the request is seen (a drop, a stall) finds it.
+    net::dispatch(strand_,
+                  [owner = std::move(owner_), body, status, content_type = std::move(content_type),
+                   headers = std::move(headers)]() mutable {
+                    owner->begin_stream(body, status, std::move(content_type), std::move(headers));
+                  });
     return body;
   }
 
 private:
   // Only the one caller that set answered_ gets here: owner_ is moved out once.
   void post_response(http_response response) {
-    net::post(strand_, [owner = std::move(owner_), response = std::move(response)]() mutable {
+    net::dispatch(strand_, [owner = std::move(owner_), response = std::move(response)]() mutable {
       owner->send(std::move(response));
     });
   }
@@ -410,18 +502,25 @@ private:
   std::atomic<bool> answered_{false};
 };
 
-bool stream_state::write(std::string chunk) {
+bool stream_state::write(std::shared_ptr<const std::string> chunk) {
   std::lock_guard lock(mutex_);
-  if (ended_ || close_requested_ || overflowed_)
+  if (ended_ || close_requested_ || overflowed_ || queue_full_)
     return false;
-  if (bytes_ + chunk.size() > server_->options.stream_buffer_limit) {
+  if (chunk->empty()) // an empty HTTP chunk would end the stream
+    return true;
+  if (bytes_ + chunk->size() > server_->options.stream_buffer_limit) {
     overflowed_ = true;
     queue_.clear();
     bytes_ = 0;
     post_drain_locked();
     return false;
   }
-  bytes_ += chunk.size();
+  if (queue_limit_ > 0 && queue_.size() >= queue_limit_) {
+    queue_full_ = true;
+    post_drain_locked();
+    return false;
+  }
+  bytes_ += chunk->size();
   queue_.push_back(std::move(chunk));
   post_drain_locked();
   return true;
@@ -435,8 +534,15 @@ void stream_state::close() {
   post_drain_locked();
 }
 
+void stream_state::close_after(std::chrono::milliseconds duration) {
+  net::post(strand_, [owner = owner_, duration] {
+    if (auto s = owner.lock())
+      s->close_stream_after(duration);
+  });
+}
+
 void stream_state::post_drain_locked() {
-  if (drain_posted_ && !overflowed_ && !close_requested_)
+  if (drain_posted_ && !overflowed_ && !close_requested_ && !queue_full_)
     return;
   drain_posted_ = true;
   net::post(strand_, [owner = owner_] {
@@ -454,14 +560,18 @@ void session::start() {
     return;
   }
   tcp().expires_after(server_->options.idle_timeout);
-  tls->async_handshake(net::ssl::stream_base::server,
-                       [self = shared_from_this()](beast::error_code ec) {
-                         if (ec) { // not TLS, or a certificate the client refused
-                           self->close_connection();
-                           return;
-                         }
-                         self->read_request();
-                       });
+  tls->async_handshake(
+      net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+        if (ec) { // not TLS, or a certificate the client refused
+          self->close_connection();
+          return;
+        }
+        // Verified in the handshake against the client CA: its presence is
+        // the proof.
+        self->client_certificate_ =
+            SSL_get0_peer_certificate(std::get<tls_stream>(self->conn_).native_handle()) != nullptr;
+        self->read_request();
+      });
 }
 
 void session::read_request() {
@@ -484,6 +594,7 @@ void session::on_request(beast::error_code ec) {
     close_connection();
     return;
   }
+  responding_ = true;
   if (ec == http::error::body_limit || ec == http::error::header_limit) {
     keep_alive_ = false;
     awaiting_answer_ = true;
@@ -500,7 +611,16 @@ void session::on_request(beast::error_code ec) {
     }
     return;
   }
-  dispatch();
+  auto delay = server_->latency_ms.load();
+  if (delay <= 0) {
+    dispatch();
+    return;
+  }
+  latency_timer_.expires_after(std::chrono::milliseconds(delay));
+  latency_timer_.async_wait([self = shared_from_this()](beast::error_code wait_ec) {
+    if (!wait_ec && !self->closed_)
+      self->dispatch();
+  });
 }
 
 void session::dispatch() {
@@ -517,6 +637,7 @@ void session::dispatch() {
     request.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   request.body = std::move(message.body());
+  request.client_certificate = client_certificate_;
   parser_.reset();
   awaiting_answer_ = true;
   tcp().expires_never();
@@ -557,7 +678,7 @@ void session::send(http_response response) {
   awaiting_answer_ = false;
   if (!response.body_pieces.empty()) {
     pieces_header_.emplace(static_cast<http::status>(response.status), 11);
-    pieces_header_->set(http::field::server, "kinformerd");
+    pieces_header_->set(http::field::server, server_->options.server_name);
     pieces_header_->set(http::field::content_type, response.content_type);
     for (auto& [name, value] : response.headers)
       pieces_header_->set(name, value);
@@ -575,7 +696,7 @@ void session::send(http_response response) {
     return;
   }
   response_.emplace(static_cast<http::status>(response.status), 11);
-  response_->set(http::field::server, "kinformerd");
+  response_->set(http::field::server, server_->options.server_name);
   response_->set(http::field::content_type, response.content_type);
   for (auto& [name, value] : response.headers)
     response_->set(name, value);
@@ -622,7 +743,8 @@ void session::after_response(beast::error_code ec, bool keep_alive) {
   pieces_header_.reset();
   pieces_.clear();
   pieces_owner_.reset();
-  if (ec || !keep_alive || server_->stopping)
+  responding_ = false;
+  if (ec || !keep_alive || server_->stopping || close_after_response_)
     close_connection();
   else
     read_request();
@@ -636,12 +758,14 @@ void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::
     return;
   }
   awaiting_answer_ = false;
+  responding_ = false; // the stream is the response now: disconnect() drops it
   body_ = std::move(body);
   streaming_ = true;
   ++server_->open_streams;
   auto code = static_cast<http::status>(status);
   std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
-                     std::string(http::obsolete_reason(code)) + "\r\nServer: kinformerd\r\n" +
+                     std::string(http::obsolete_reason(code)) +
+                     "\r\nServer: " + server_->options.server_name + "\r\n" +
                      "Content-Type: " + content_type + "\r\n";
   for (auto& [name, value] : headers)
     head += name + ": " + value + "\r\n";
@@ -674,22 +798,30 @@ void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::
 void session::drain() {
   if (closed_ || !body_ || writing_)
     return;
-  auto next = body_->take();
-  if (next.data.empty())
+  out_stream_ = body_->take();
+  if (out_stream_.empty())
     return;
-  out_ = std::move(next.data);
+  bool last = out_stream_.last;
+  if (last) // over before its terminating chunk is on the wire: a client that read the end
+    end_stream(out_stream_.reason.value_or(stream_end::finished)); // never finds it open
+  out_buffers_.clear();
+  out_buffers_.reserve(out_stream_.pieces.size() + 2);
+  out_buffers_.push_back(net::buffer(out_stream_.head));
+  for (const auto& piece : out_stream_.pieces)
+    out_buffers_.push_back(net::buffer(*piece));
+  out_buffers_.push_back(net::buffer(out_stream_.tail));
   writing_ = true;
   // A client that stops reading is dropped after the write timeout; the last words wait less.
-  tcp().expires_after(next.last
-                          ? std::min<std::chrono::milliseconds>(
-                                std::chrono::seconds(2), server_->options.stream_write_timeout)
-                          : server_->options.stream_write_timeout);
+  tcp().expires_after(last ? std::min<std::chrono::milliseconds>(
+                                 std::chrono::seconds(2), server_->options.stream_write_timeout)
+                           : server_->options.stream_write_timeout);
   with_stream([&](auto& s) {
-    net::async_write(s, net::buffer(out_),
-                     [self = shared_from_this(), last = next.last,
-                      reason = next.reason](beast::error_code ec, std::size_t n) {
+    net::async_write(s, out_buffers_,
+                     [self = shared_from_this(), last](beast::error_code ec, std::size_t n) {
                        self->writing_ = false;
                        self->server_->bytes_written += n;
+                       self->out_stream_ = {};
+                       self->out_buffers_.clear();
                        if (!ec)
                          self->tcp().expires_never();
                        if (!ec && self->probe_failed_) { // the client went away meanwhile
@@ -699,7 +831,6 @@ void session::drain() {
                          self->end_stream(self->reason_for(ec));
                          self->close_connection();
                        } else if (last) {
-                         self->end_stream(reason.value_or(stream_end::finished));
                          self->close_connection();
                        } else if (self->ending_for_stop_) {
                          self->write_last_chunk();
@@ -708,6 +839,43 @@ void session::drain() {
                        }
                      });
   });
+}
+
+void session::close_stream_after(std::chrono::milliseconds duration) {
+  if (closed_ || !body_)
+    return;
+  stream_deadline_.emplace(strand(), duration);
+  stream_deadline_->async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec && self->body_)
+      self->body_->close();
+  });
+}
+
+void session::stall_stream(bool stalled) {
+  if (!streaming_ || !body_)
+    return;
+  body_->stall(stalled);
+  if (!stalled)
+    drain();
+}
+
+void session::drop_stream() {
+  if (!streaming_)
+    return;
+  end_stream(stream_end::dropped);
+  close_connection();
+}
+
+void session::disconnect() {
+  if (closed_)
+    return;
+  if (streaming_)
+    return drop_stream();
+  if (responding_) {
+    close_after_response_ = true; // the response being made or written goes out first
+    return;
+  }
+  close_connection();
 }
 
 void session::watch_for_disconnect() {
@@ -736,6 +904,8 @@ void session::watch_for_disconnect() {
 void session::shutdown() {
   if (closed_)
     return;
+  if (!streaming_ && body_ && writing_)
+    return; // the stream's last words are being written; their completion closes
   if (streaming_ && body_) {
     // The terminating chunk tells the client the stream ended cleanly (a watch client re-watches
     // elsewhere); whatever was queued is dropped.
@@ -783,6 +953,9 @@ void session::close_connection() {
     return;
   closed_ = true;
   end_stream(stream_end::client_gone);
+  latency_timer_.cancel();
+  if (stream_deadline_)
+    stream_deadline_->cancel();
   beast::error_code ignored;
   tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
   tcp().close();
@@ -794,18 +967,17 @@ namespace {
 // connection is closed.
 void refuse_connection(const std::shared_ptr<http_server::impl>& server, tcp::socket socket) {
   ++server->connections_refused;
-  if (server->tls) { // no handshake for a refusal: the connection is just closed
+  if (server->current_tls()) { // no handshake for a refusal: the connection is just closed
     beast::error_code ignored;
     socket.shutdown(tcp::socket::shutdown_both, ignored);
     socket.close(ignored);
     return;
   }
-  auto body = std::string(
-      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too many )"
-      R"(connections to the read API; retry later","reason":"TooManyRequests","code":429})");
+  auto body = status_json(
+      make_failure(429, "TooManyRequests", "too many connections to the server; retry later"));
   auto text = std::make_shared<std::string>(
-      "HTTP/1.1 429 Too Many Requests\r\nServer: kinformerd\r\nContent-Type: application/json\r\n"
-      "Retry-After: " +
+      "HTTP/1.1 429 Too Many Requests\r\nServer: " + server->options.server_name +
+      "\r\nContent-Type: application/json\r\nRetry-After: " +
       std::to_string(server->options.retry_after_seconds) +
       "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
       body);
@@ -826,7 +998,8 @@ void accept_next(const std::shared_ptr<http_server::impl>& server) {
             server->live_sessions >= server->options.max_connections) {
           refuse_connection(server, std::move(socket));
         } else if (!ec) {
-          auto s = std::make_shared<session>(server, std::move(socket));
+          socket.set_option(tcp::no_delay(true), ec); // watch events leave as they are written
+          auto s = std::make_shared<session>(server, std::move(socket), server->current_tls());
           {
             std::lock_guard lock(server->sessions_mutex);
             std::erase_if(server->sessions, [](const auto& w) { return w.expired(); });
@@ -858,21 +1031,14 @@ status_result http_server::start() {
   auto endpoint = parse_listen(s.options.listen);
   if (!endpoint)
     return std::move(endpoint).err();
-  if (!s.options.tls_certificate_file.empty() || !s.options.tls_key_file.empty()) {
-    boost::system::error_code tls_ec;
-    s.tls.emplace(net::ssl::context::tls_server);
-    s.tls->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
-                       net::ssl::context::no_tlsv1_1);
-    s.tls->use_certificate_chain_file(s.options.tls_certificate_file, tls_ec);
-    if (!tls_ec)
-      s.tls->use_private_key_file(s.options.tls_key_file, net::ssl::context::pem, tls_ec);
-    if (tls_ec) {
-      s.tls.reset();
-      return make_error(errc::invalid_argument,
-                        "TLS certificate " + s.options.tls_certificate_file + " / key " +
-                            s.options.tls_key_file + ": " + tls_ec.message());
-    }
+  if (!s.options.tls_certificate_file.empty() || !s.options.tls_key_file.empty() ||
+      !s.options.tls_certificate_pem.empty() || !s.options.tls_key_pem.empty()) {
+    auto context =
+        make_tls_context(s.options, s.options.tls_certificate_pem, s.options.tls_key_pem);
+    if (!context)
+      return std::move(context).err();
+    std::lock_guard lock(s.tls_mutex);
+    s.tls = std::move(context).value();
   }
   boost::system::error_code ec;
   s.acceptor.emplace(s.ioc);
@@ -897,7 +1063,10 @@ status_result http_server::start() {
   s.stopping = false;
   accept_next(impl_);
   for (std::size_t i = 0; i < std::max<std::size_t>(1, s.options.io_threads); ++i)
-    s.threads.emplace_back([&s] { s.ioc.run(); });
+    s.threads.emplace_back([&s] {
+      pthread_setname_np(pthread_self(), s.options.thread_name.substr(0, 15).c_str());
+      s.ioc.run();
+    });
   return ok_v;
 }
 
@@ -952,4 +1121,39 @@ http_server_stats http_server::stats() const {
   return {impl_->connections_refused, impl_->slow_streams_dropped, impl_->bytes_written};
 }
 
-} // namespace kinformer::service
+status_result http_server::replace_certificate(std::string certificate_pem, std::string key_pem) {
+  auto& s = *impl_;
+  if (!s.current_tls())
+    return make_error(errc::invalid_argument, "the server serves plain HTTP: no certificate");
+  auto context = make_tls_context(s.options, certificate_pem, key_pem);
+  if (!context)
+    return std::move(context).err();
+  {
+    std::lock_guard lock(s.tls_mutex);
+    s.tls = std::move(context).value();
+  }
+  for (auto& p : s.live_sessions_now())
+    net::post(p->strand(), [p] { p->disconnect(); });
+  return ok_v;
+}
+
+void http_server::drop_streams() {
+  for (auto& p : impl_->live_sessions_now())
+    net::post(p->strand(), [p] { p->drop_stream(); });
+}
+
+void http_server::stall_streams() {
+  for (auto& p : impl_->live_sessions_now())
+    net::post(p->strand(), [p] { p->stall_stream(true); });
+}
+
+void http_server::resume_streams() {
+  for (auto& p : impl_->live_sessions_now())
+    net::post(p->strand(), [p] { p->stall_stream(false); });
+}
+
+void http_server::set_latency(std::chrono::milliseconds delay) {
+  impl_->latency_ms.store(delay.count());
+}
+
+} // namespace kinformer::apiserver

@@ -2,7 +2,7 @@
 // keep-alive, asynchronous answers, bearer tokens, malformed requests, chunked streams (client
 // gone, overflow of a slow client, graceful stop) and IPv6.
 
-#include "app/kinformerd/http_server.hpp"
+#include "app/apiserver/http_server.hpp"
 #include "app/kubesim/self_signed_cert.hpp"
 
 #include <boost/asio.hpp>
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 using namespace kinformer;
-using namespace kinformer::service;
+using namespace kinformer::apiserver;
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;

@@ -1,7 +1,9 @@
 #pragma once
-// A small HTTP/1.1 server for kinformerd's read API (and anything else the service serves): its
-// own I/O threads, keep-alive, routes chosen by path prefix, plain responses and streamed chunked
-// responses (watches), optional TLS, an optional bearer-token check and a graceful stop.
+// The HTTP/1.1 server every API server of the project serves through (kinformerd's read API,
+// metrics and probes; the simulator): its own I/O threads, keep-alive, routes chosen by path
+// prefix, plain responses and streamed chunked responses (watches), optional TLS (with optional
+// client certificates), an optional bearer-token check, bounds, a graceful stop, and the
+// connection-level faults the simulator injects (dropped, stalled and delayed streams).
 //
 // Routes answer asynchronously: a handler gets the request and an `http_exchange`, and may answer
 // from any thread, now or later, so that nothing it waits for (the cache) blocks an I/O thread.
@@ -21,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace kinformer::service {
+namespace kinformer::apiserver {
 
 using http_headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -31,6 +33,8 @@ struct http_request {
   std::string path;     // the target without its query (not percent-decoded)
   http_headers headers; // names lower case
   std::string body;
+  // TLS: the client presented a certificate that the configured client CA signed.
+  bool client_certificate = false;
 
   // The first header named `name` (lower case), if any.
   std::optional<std::string_view> header(std::string_view name) const;
@@ -58,6 +62,7 @@ enum class stream_end {
   overflow,      // the client read too slowly: more than the bound was waiting to be written
   write_timeout, // the client read too slowly: one write took longer than the bound
   stopping,      // the server is stopping
+  dropped,       // the server dropped it (drop_streams(), a certificate replaced)
 };
 const char* to_string(stream_end end) noexcept;
 
@@ -71,11 +76,19 @@ public:
 
   // Queues `chunk`; false once the stream has ended (the chunk is then dropped).
   virtual bool write(std::string chunk) = 0;
+  // Queues a shared chunk, written from where it is, never copied (the simulator's watch lines,
+  // one string for every watcher).
+  virtual bool write(std::shared_ptr<const std::string> chunk) = 0;
+  // Past `chunks` chunks waiting to be written, the stream takes no more and ends cleanly once
+  // those are written (as the API server ends a watcher that falls behind); 0: no bound.
+  virtual void limit_queue(std::size_t chunks) = 0;
+  // Ends the stream as close() does after `duration` (a watch's timeoutSeconds).
+  virtual void close_after(std::chrono::milliseconds duration) = 0;
   // Ends the stream (the terminating chunk is written after what is queued).
   virtual void close() = 0;
   virtual bool closed() const = 0;
-  // Written instead of the queue when the stream is dropped for overflow (e.g. a watch ERROR
-  // event telling the client why).
+  // Written instead of the queue when the stream is dropped for overflowing the server's
+  // stream_buffer_limit (e.g. a watch ERROR event telling the client why).
   virtual void set_overflow_message(std::string message) = 0;
   // Called once when the stream ends, for whatever reason, on an I/O thread; immediately when it
   // has already ended. Keep it short.
@@ -102,6 +115,10 @@ struct http_server_options {
   // host:port; port 0 picks a free one. IPv6 literals in brackets: "[::1]:0".
   std::string listen = "127.0.0.1:0";
   std::size_t io_threads = 1;
+  // The I/O threads' name (top -H, the benchmarks' per-thread CPU); at most 15 characters.
+  std::string thread_name = "http-io";
+  // The Server header.
+  std::string server_name = "kinformer";
   // When not empty, every request must carry `Authorization: Bearer <token>`: 401 without one,
   // 403 with a wrong one.
   std::string bearer_token;
@@ -117,6 +134,12 @@ struct http_server_options {
   // plain HTTP.
   std::string tls_certificate_file;
   std::string tls_key_file;
+  // HTTPS from PEM text instead of files (a generated certificate); see replace_certificate().
+  std::string tls_certificate_pem;
+  std::string tls_key_pem;
+  // With TLS: client certificates signed by this CA (PEM) are verified and reported in
+  // http_request::client_certificate. Clients without one are still served.
+  std::string tls_client_ca_pem;
   // Connections open at once; past it, a new one is answered 429 with Retry-After and closed
   // (with TLS, closed without an answer). 0: no bound.
   std::size_t max_connections = 0;
@@ -156,10 +179,26 @@ public:
   std::size_t open_streams() const;
   http_server_stats stats() const;
 
+  // HTTPS with a new certificate from now on: new connections get it, every open connection is
+  // closed (a response being written goes out first; a stream ends without its terminating
+  // chunk). Fails without TLS or on a certificate that does not load.
+  status_result replace_certificate(std::string certificate_pem, std::string key_pem);
+
+  // Connection-level faults (the simulator's), from any thread.
+  // Closes every open stream's connection abruptly (no terminating chunk), as a dying server
+  // would.
+  void drop_streams();
+  // Open streams stop writing but keep their connections; resume_streams() writes what queued up
+  // meanwhile (bounds still apply). Streams opened later are not stalled.
+  void stall_streams();
+  void resume_streams();
+  // Delays every request by `delay` before its route sees it.
+  void set_latency(std::chrono::milliseconds delay);
+
   struct impl; // shared with the sessions and exchanges of http_server.cpp
 
 private:
   std::shared_ptr<impl> impl_;
 };
 
-} // namespace kinformer::service
+} // namespace kinformer::apiserver
