@@ -11,6 +11,7 @@
 #include "app/common/stop_signals.hpp"
 #include "app/kinformerd/config.hpp"
 #include "app/kinformerd/service.hpp"
+#include "app/kinformerd/simulated_cluster.hpp"
 
 #include <iostream>
 #include <pthread.h>
@@ -37,7 +38,8 @@ int main(int argc, char** argv) {
   stop_signals stop; // before any thread starts
   heap_trimmer trimmer({});
 
-  service::kinformerd daemon(std::move(config).value(), std::cerr);
+  service::kinformerd daemon(std::move(config).value(), std::cerr,
+                             service::start_simulated_cluster);
   if (auto started = daemon.start(); !started) {
     std::cerr << "kinformerd: " << started.err().describe() << "\n";
     return 1;

@@ -5,7 +5,7 @@
 //
 // Served (GET only; any other method is 405 MethodNotAllowed):
 // - Discovery for the served kinds: /api, /api/v1, /apis, /apis/{g}, /apis/{g}/{v}, /version,
-//   /openapi/v2 and /openapi/v3[/...] (the simulator's documents, app/kubesim).
+//   /openapi/v2 and /openapi/v3[/...] (app/apiserver's documents, as the simulator's).
 // - List: /api/v1/pods, /api/v1/namespaces/{ns}/pods, /apis/apps/v1/deployments, with
 //   labelSelector, fieldSelector (any field path, matched here; the API server accepts only a few
 //   per kind), limit and continue. The answer is a `<Kind>List`, items in key order.
@@ -66,7 +66,7 @@
 #include "actors/interfaces.hpp"
 #include "app/apiserver/http_server.hpp"
 #include "app/kinformerd/api_access.hpp"
-#include "app/kubesim/storage.hpp"
+#include "app/apiserver/resource_info.hpp"
 
 #include <caf/fwd.hpp>
 

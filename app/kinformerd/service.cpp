@@ -13,10 +13,8 @@
 #include "app/kinformerd/metrics.hpp"
 #include "app/kinformerd/read_api.hpp"
 #include "app/kinformerd/service_log.hpp"
+#include "app/kinformerd/simulated_cluster.hpp"
 #include "app/kinformerd/webhook_handler.hpp"
-#include "app/kubesim/churn.hpp"
-#include "app/kubesim/object_generator.hpp"
-#include "app/kubesim/simulator.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/rest_mapper.hpp"
 
@@ -137,8 +135,8 @@ bool attaches_to(const std::vector<std::string>& names, const informer_options& 
 struct kinformerd::impl {
   service_config config;
   service_log log;
-  std::unique_ptr<sim::simulator> simulator;
-  std::unique_ptr<sim::churn> churn;
+  cluster_simulator simulate;
+  std::unique_ptr<simulated_cluster> simulated; // --simulate
   std::shared_ptr<api_client> client;
   caf::actor_system_config actor_config;
   std::unique_ptr<caf::actor_system> system;
@@ -156,7 +154,8 @@ struct kinformerd::impl {
   caf::actor ticker;
   bool started = false;
 
-  impl(service_config c, std::ostream& out) : config(std::move(c)), log(out, config.level) {}
+  impl(service_config c, std::ostream& out, cluster_simulator simulator)
+      : config(std::move(c)), log(out, config.level), simulate(std::move(simulator)) {}
 
   status_result start();
   void stop();
@@ -176,35 +175,13 @@ struct kinformerd::impl {
 result<connection_config> kinformerd::impl::connect() {
   if (config.cluster.mode != connection_mode::simulate)
     return load_connection(config.cluster);
-  sim::simulator_options options;
-  options.bookmark_interval = 30s;
-  simulator = std::make_unique<sim::simulator>(options);
-  if (auto started = simulator->start(); !started)
-    return std::move(started).err();
-  sim::generator_options generation;
-  generation.seed = config.simulate.seed;
-  generation.pod_bytes = config.simulate.pod_bytes;
-  generation.clock_base = std::chrono::system_clock::now();
-  sim::object_generator generator(generation);
-  auto loaded = sim::load_pods(simulator->store(), generator, config.simulate.pods,
-                               config.simulate.namespaces);
-  if (!loaded)
-    return std::move(loaded).err();
-  log.info("simulator_started",
-           {{"url", simulator->url()},
-            {"pods", std::to_string(loaded->pods)},
-            {"namespaces", std::to_string(config.simulate.namespaces)},
-            {"churn_per_second", std::to_string(static_cast<long>(config.simulate.churn_rate))}});
-  if (config.simulate.churn_rate > 0) {
-    sim::churn_options churning;
-    churning.rate = config.simulate.churn_rate;
-    churning.namespaces = config.simulate.namespaces;
-    churning.generator = generation;
-    churning.generator.seed = config.simulate.seed + 1000;
-    churn = std::make_unique<sim::churn>(simulator->store(), churning);
-    churn->start();
-  }
-  return from_server_url(simulator->url());
+  if (!simulate)
+    return make_error(errc::invalid_argument, "this kinformerd was built without the simulator");
+  auto cluster = simulate(config.simulate, log);
+  if (!cluster)
+    return std::move(cluster).err();
+  simulated = std::move(cluster).value();
+  return from_server_url(simulated->url());
 }
 
 status_result kinformerd::impl::start_informers(read_api_options& served) {
@@ -561,7 +538,7 @@ status_result kinformerd::impl::start() {
     return s;
   if (auto s = start_remote(); !s)
     return s;
-  if (simulator)
+  if (simulated)
     start_ticker();
   started = true;
   log.info("started", {{"informers", std::to_string(config.informers.size())},
@@ -575,8 +552,8 @@ void kinformerd::impl::stop() {
     api_server->stop();
   if (metrics_server)
     metrics_server->stop();
-  if (churn)
-    churn->stop();
+  if (simulated)
+    simulated->stop_churn();
   if (system) {
     if (ticker)
       caf::anon_send_exit(ticker, caf::exit_reason::user_shutdown);
@@ -599,17 +576,14 @@ void kinformerd::impl::stop() {
   api_server.reset();
   metrics_server.reset();
   client.reset();
-  churn.reset();
-  if (simulator)
-    simulator->stop();
-  simulator.reset();
+  simulated.reset();
   if (started)
     log.info("stopped");
   started = false;
 }
 
-kinformerd::kinformerd(service_config config, std::ostream& log)
-    : impl_(std::make_unique<impl>(std::move(config), log)) {}
+kinformerd::kinformerd(service_config config, std::ostream& log, cluster_simulator simulate)
+    : impl_(std::make_unique<impl>(std::move(config), log, std::move(simulate))) {}
 
 kinformerd::~kinformerd() {
   stop();

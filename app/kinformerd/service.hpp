@@ -5,6 +5,7 @@
 // run the same service in a child process.
 
 #include "app/kinformerd/config.hpp"
+#include "app/kinformerd/simulated_cluster.hpp"
 #include "protocol/result.hpp"
 
 #include <cstdint>
@@ -16,8 +17,9 @@ namespace kinformer::service {
 
 class kinformerd {
 public:
-  // Log lines go to `log` (stderr in main); deltas of log handlers to stdout.
-  kinformerd(service_config config, std::ostream& log);
+  // Log lines go to `log` (stderr in main); deltas of log handlers to stdout. `simulate`
+  // starts the cluster of connection_mode::simulate (main passes start_simulated_cluster).
+  kinformerd(service_config config, std::ostream& log, cluster_simulator simulate = {});
   ~kinformerd(); // stop()s
   kinformerd(const kinformerd&) = delete;
   kinformerd& operator=(const kinformerd&) = delete;
