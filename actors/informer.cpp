@@ -222,7 +222,8 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
             // The subscriber holds the state at that version: only what changed since.
             for (auto& d : replay)
               it->second.queue.push(std::move(d));
-          } else if (st.objects->has_synced()) {
+          } else if (st.objects->has_synced() || st.objects->replacing()) {
+            // Mid-list, what the batches stored so far; the rest of the list follows as deltas.
             queue_initial_state(it->second, *st.objects);
           }
           if (period.count() > 0)

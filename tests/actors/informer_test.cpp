@@ -178,6 +178,43 @@ TEST_CASE("a late subscriber gets the stored objects flagged initial, then synce
   REQUIRE(f.converges(first));
 }
 
+TEST_CASE("a handler that subscribes while the first list arrives gets every listed object") {
+  fixture f;
+  // The informer's own lists all fail: the test plays its reflector, one message at a time.
+  f.store().fail_next_lists(1000000, 500);
+  auto inf = f.informer(f.config_maps_config());
+  auto make = [](const std::string& name) {
+    auto obj = object::parse(config_map("default", name, "v"));
+    REQUIRE(obj.ok());
+    return *obj;
+  };
+  const std::uint64_t list = 1000;
+  caf::anon_send(inf, atoms::list_batch_atom::value, list, object_list{make("a"), make("b")});
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  REQUIRE(stats.objects == 2); // the first batch is stored; the list is not over
+  REQUIRE(!stats.synced);
+
+  delta_recorder rec;
+  f.handler(inf, rec);
+  bool subscribed = false;
+  for (int i = 0; i < 200 && !subscribed; ++i) {
+    subscribed =
+        request<informer_stats>(*f.system, inf, atoms::stats_atom::value).subscriptions == 1;
+    if (!subscribed) {
+      caf::scoped_actor self{*f.system};
+      self->receive(caf::after(10ms) >> [] {});
+    }
+  }
+  REQUIRE(subscribed);
+  caf::anon_send(inf, atoms::replace_atom::value, list, object_list{make("c")}, std::string("7"));
+
+  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  std::set<std::string> keys;
+  for (const auto& [key, version] : rec.state())
+    keys.insert(key);
+  CHECK(keys == std::set<std::string>{"default/a", "default/b", "default/c"});
+}
+
 TEST_CASE("a slow handler neither blocks the informer nor a fast handler, and converges") {
   fixture f;
   for (int i = 0; i < 10; ++i)
@@ -618,7 +655,8 @@ TEST_CASE("a versioned list comes with the version of the snapshot its items wer
   std::uint64_t newest = 0;
   for (const auto& obj : listed.items) {
     items[std::string(obj->key())] = std::string(obj->meta().resource_version);
-    newest = std::max<std::uint64_t>(newest, std::stoull(std::string(obj->meta().resource_version)));
+    newest =
+        std::max<std::uint64_t>(newest, std::stoull(std::string(obj->meta().resource_version)));
   }
   CHECK(items == f.truth());
   // Nothing in the list is newer than its version, and the version is the store's own.
