@@ -8,6 +8,7 @@
 #include "actors/error_bridge.hpp"
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/discovery_docs.hpp"
+#include "app/apiserver/list_query.hpp"
 #include "app/apiserver/openapi_docs.hpp"
 #include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
@@ -75,7 +76,7 @@ struct read_request {
   field_selector fields; // includes metadata.name=<name> for a watch of one object
   bool watch = false;
   std::string resource_version;
-  std::string resource_version_match;
+  apiserver::resource_version_match match = apiserver::resource_version_match::unset;
   std::size_t limit = 0;
   std::string continue_token;
   std::optional<std::int64_t> timeout_seconds;
@@ -312,7 +313,7 @@ std::optional<status> check_list_version(const read_request& req, const std::str
   const auto& wanted = req.resource_version;
   auto wanted_rev = parse_revision(wanted);
   auto current_rev = parse_revision(current);
-  if (req.resource_version_match == "Exact") {
+  if (req.match == apiserver::resource_version_match::exact) {
     if (wanted_rev && current_rev && *wanted_rev > *current_rev)
       return apiserver::too_large_resource_version(*wanted_rev, *current_rev);
     if (wanted != current)
@@ -757,49 +758,20 @@ void serve_watch(const state_ptr& st, read_request req,
 
 // Parses the query of a resource request; a Status on bad input.
 std::optional<status> parse_query(const apiserver::request_target& target, read_request& req) {
-  if (auto text = target.param("labelSelector")) {
-    auto parsed = label_selector::parse(*text);
-    if (!parsed)
-      return apiserver::bad_request("unable to parse requirement: " + parsed.err().message);
-    req.labels = std::move(parsed).value();
-  }
-  if (auto text = target.param("fieldSelector")) {
-    auto parsed = field_selector::parse(*text);
-    if (!parsed)
-      return apiserver::bad_request("invalid field selector: " + parsed.err().message);
-    req.fields = std::move(parsed).value();
-  }
-  auto watch = target.flag("watch");
-  if (!watch)
-    return apiserver::bad_request(watch.err().message);
-  req.watch = req.watch || *watch;
-  for (auto [name, into] : {std::pair{"allowWatchBookmarks", &req.allow_bookmarks},
-                            std::pair{"sendInitialEvents", &req.send_initial_events}}) {
-    auto value = target.flag(name);
-    if (!value)
-      return apiserver::bad_request(value.err().message);
-    *into = *value;
-  }
-  auto limit = target.integer("limit");
-  if (!limit)
-    return apiserver::bad_request(limit.err().message);
-  req.limit = static_cast<std::size_t>(limit->value_or(0));
-  auto timeout = target.integer("timeoutSeconds");
-  if (!timeout)
-    return apiserver::bad_request(timeout.err().message);
-  req.timeout_seconds = *timeout;
-  req.continue_token = std::string(target.param("continue").value_or(""));
-  req.resource_version = std::string(target.param("resourceVersion").value_or(""));
-  req.resource_version_match = std::string(target.param("resourceVersionMatch").value_or(""));
-  if (req.resource_version_match != "" && req.resource_version_match != "Exact" &&
-      req.resource_version_match != "NotOlderThan")
-    return apiserver::bad_request("resourceVersionMatch: Unsupported value: \"" +
-                                  req.resource_version_match + "\"");
-  if (!req.resource_version_match.empty() && req.resource_version.empty() && !req.watch)
-    return apiserver::bad_request(
-        "resourceVersionMatch is forbidden unless resourceVersion is provided");
-  if (!req.continue_token.empty() && req.watch)
-    return apiserver::bad_request("continue is not supported by watch");
+  auto parsed = apiserver::parse_list_query(target, req.watch);
+  if (auto* failure = std::get_if<status>(&parsed))
+    return *failure;
+  auto& query = std::get<apiserver::list_query>(parsed);
+  req.labels = std::move(query.labels);
+  req.fields = std::move(query.fields);
+  req.watch = query.watch;
+  req.allow_bookmarks = query.allow_bookmarks;
+  req.send_initial_events = query.send_initial_events.value_or(false);
+  req.limit = query.limit;
+  req.timeout_seconds = query.timeout_seconds;
+  req.continue_token = std::move(query.continue_token);
+  req.resource_version = std::move(query.resource_version);
+  req.match = query.match;
   if (!req.name.empty()) {
     auto by_name = field_selector::parse("metadata.name=" + req.name);
     if (!by_name)

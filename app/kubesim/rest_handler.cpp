@@ -5,6 +5,7 @@
 
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/discovery_docs.hpp"
+#include "app/apiserver/list_query.hpp"
 #include "app/apiserver/openapi_docs.hpp"
 #include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
@@ -40,13 +41,6 @@ status method_not_allowed() {
                                  "the server does not allow this method on the requested resource");
 }
 
-// A ListOptions validation failure, worded as the server's 422 for ListOptions.
-status invalid_list_options(std::string_view field, std::string_view detail) {
-  return apiserver::make_failure(422, "Invalid",
-                                 "ListOptions.meta.k8s.io \"\" is invalid: " + std::string(field) +
-                                     ": Forbidden: " + std::string(detail));
-}
-
 // The shape the Accept header asks for (app/apiserver/response_form.hpp; the simulator renders
 // no tables, so kubectl gets its plain JSON fallback); nullopt: 406.
 std::optional<apiserver::response_shape> shape_for(const api_request& req,
@@ -71,60 +65,17 @@ struct list_options {
   resource_version_match match = resource_version_match::unset;
 };
 
-api_result<list_options> parse_list_options(const apiserver::request_target& target) {
-  list_options out;
-  if (auto text = target.param("labelSelector")) {
-    auto parsed = label_selector::parse(*text);
-    if (!parsed)
-      return apiserver::bad_request("unable to parse requirement: " + parsed.err().message);
-    out.labels = std::move(*parsed);
-  }
-  if (auto text = target.param("fieldSelector")) {
-    auto parsed = field_selector::parse(*text);
-    if (!parsed)
-      return apiserver::bad_request("invalid field selector: " + parsed.err().message);
-    out.fields = std::move(*parsed);
-  }
-  out.resource_version = std::string(target.param("resourceVersion").value_or(""));
-  auto match = target.param("resourceVersionMatch").value_or("");
-  if (match == "NotOlderThan")
-    out.match = resource_version_match::not_older_than;
-  else if (match == "Exact")
-    out.match = resource_version_match::exact;
-  else if (!match.empty())
-    return apiserver::make_failure(422, "Invalid",
-                                   "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
-                                   "Unsupported value: \"" +
-                                       std::string(match) +
-                                       "\": supported values: \"Exact\", \"NotOlderThan\", \"\"");
-  return out;
-}
-
 reply list_objects(storage& store, const resource_info& info, const apiserver::resource_path& path,
-                   const apiserver::request_target& target, const api_request& req) {
-  auto options = parse_list_options(target);
-  if (!options)
-    return status_reply(options.failure());
-  if (target.param("sendInitialEvents"))
-    return status_reply(
-        invalid_list_options("sendInitialEvents", "sendInitialEvents is forbidden for list"));
-  if (options->match != resource_version_match::unset && options->resource_version.empty())
-    return status_reply(invalid_list_options(
-        "resourceVersionMatch",
-        "resourceVersionMatch is forbidden unless resourceVersion is provided"));
-  auto limit = target.integer("limit");
-  if (!limit)
-    return status_reply(apiserver::bad_request(limit.err().message));
-
+                   apiserver::list_query query, const api_request& req) {
   list_request request;
   request.gvr = info.gvr;
   request.namespace_ = path.namespace_;
-  request.labels = std::move(options->labels);
-  request.fields = std::move(options->fields);
-  request.limit = limit->value_or(0);
-  request.continue_token = std::string(target.param("continue").value_or(""));
-  request.resource_version = std::move(options->resource_version);
-  request.match = options->match;
+  request.labels = std::move(query.labels);
+  request.fields = std::move(query.fields);
+  request.limit = static_cast<std::int64_t>(query.limit);
+  request.continue_token = std::move(query.continue_token);
+  request.resource_version = std::move(query.resource_version);
+  request.match = query.match;
   auto shape = shape_for(req, apiserver::request_verb::list);
   if (!shape)
     return status_reply(not_acceptable());
@@ -152,48 +103,24 @@ reply list_objects(storage& store, const resource_info& info, const apiserver::r
 }
 
 reply watch_objects(const resource_info& info, const apiserver::resource_path& path,
-                    const apiserver::request_target& target, const api_request& req,
+                    apiserver::list_query query, const api_request& req,
                     const simulator_options& sim_options) {
-  auto options = parse_list_options(target);
-  if (!options)
-    return status_reply(options.failure());
-  auto bookmarks = target.flag("allowWatchBookmarks");
-  if (!bookmarks)
-    return status_reply(apiserver::bad_request(bookmarks.err().message));
-  auto timeout = target.integer("timeoutSeconds");
-  if (!timeout)
-    return status_reply(apiserver::bad_request(timeout.err().message));
-
   watch_request request;
-  if (target.param("sendInitialEvents")) {
-    auto initial = target.flag("sendInitialEvents");
-    if (!initial)
-      return status_reply(apiserver::bad_request(initial.err().message));
-    if (options->match != resource_version_match::not_older_than)
-      return status_reply(invalid_list_options(
-          "resourceVersionMatch",
-          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
-    if (*initial && !*bookmarks)
-      return status_reply(invalid_list_options(
-          "allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"));
-    request.send_initial_events = *initial;
-  } else if (options->match != resource_version_match::unset) {
-    return status_reply(invalid_list_options("resourceVersionMatch",
-                                             "resourceVersionMatch is forbidden for watch"));
-  }
+  request.send_initial_events = query.send_initial_events;
   request.gvr = info.gvr;
   request.namespace_ = path.namespace_;
-  request.labels = std::move(options->labels);
-  request.fields = std::move(options->fields);
-  request.resource_version = std::move(options->resource_version);
-  request.match = options->match;
-  request.allow_bookmarks = *bookmarks;
+  request.labels = std::move(query.labels);
+  request.fields = std::move(query.fields);
+  request.resource_version = std::move(query.resource_version);
+  request.match = query.match;
+  request.allow_bookmarks = query.allow_bookmarks;
   auto shape = shape_for(req, apiserver::request_verb::watch);
   if (!shape)
     return status_reply(not_acceptable());
   request.metadata_only = shape == apiserver::response_shape::partial_metadata;
-  auto seconds = timeout->has_value() && **timeout > 0 ? std::chrono::seconds(**timeout)
-                                                       : sim_options.default_watch_timeout;
+  auto seconds = query.timeout_seconds && *query.timeout_seconds > 0
+                     ? std::chrono::seconds(*query.timeout_seconds)
+                     : sim_options.default_watch_timeout;
   return watch_reply{std::move(request), seconds};
 }
 
@@ -269,14 +196,15 @@ api_result<delete_options> parse_delete_options(const std::string& body) {
 reply delete_collection(storage& store, const resource_info& info,
                         const apiserver::resource_path& path,
                         const apiserver::request_target& target, write_options write) {
-  auto options = parse_list_options(target);
-  if (!options)
-    return status_reply(options.failure());
+  auto query = apiserver::parse_list_query(target, false);
+  if (auto* failure = std::get_if<status>(&query))
+    return status_reply(*failure);
+  auto& options = std::get<apiserver::list_query>(query);
   list_request request;
   request.gvr = info.gvr;
   request.namespace_ = path.namespace_;
-  request.labels = std::move(options->labels);
-  request.fields = std::move(options->fields);
+  request.labels = std::move(options.labels);
+  request.fields = std::move(options.fields);
   auto listed = store.list(request);
   if (!listed)
     return status_reply(listed.failure());
@@ -330,12 +258,13 @@ reply serve_resource(storage& store, const simulator_options& options,
     if (!path.subresource.empty())
       return status_reply(apiserver::resource_not_found());
     if (method == "GET") {
-      auto watch = target.flag("watch");
-      if (!watch)
-        return status_reply(apiserver::bad_request(watch.err().message));
-      if (*watch || path.watch_prefix)
-        return watch_objects(*info, path, target, req, options);
-      return list_objects(store, *info, path, target, req);
+      auto query = apiserver::parse_list_query(target, path.watch_prefix);
+      if (auto* failure = std::get_if<status>(&query))
+        return status_reply(*failure);
+      auto& parsed = std::get<apiserver::list_query>(query);
+      if (parsed.watch)
+        return watch_objects(*info, path, std::move(parsed), req, options);
+      return list_objects(store, *info, path, std::move(parsed), req);
     }
     if (path.watch_prefix)
       return status_reply(method_not_allowed());

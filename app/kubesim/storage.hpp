@@ -8,6 +8,7 @@
 //
 // Errors come back as a `kinformer::status` worded as the real API server words them.
 
+#include "app/apiserver/list_query.hpp"
 #include "app/apiserver/resource_info.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/gvk.hpp"
@@ -89,7 +90,7 @@ struct watch_message {
 // and must never call back into the storage (nor destroy its own watch_handle).
 using watch_sink = std::function<void(const watch_message&)>;
 
-enum class resource_version_match { unset, not_older_than, exact };
+using apiserver::resource_version_match;
 
 struct list_request {
   group_version_resource gvr;

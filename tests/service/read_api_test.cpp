@@ -517,8 +517,12 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: errors are Status JSON with the ri
   CHECK(c.request("/api/v1/pods?fieldSelector=%3Dx").result_int() == 400);
   CHECK(c.request("/api/v1/pods?watch=maybe").result_int() == 400);
   CHECK(c.request("/api/v1/pods?limit=-1").result_int() == 400);
+  // Inconsistent ListOptions are 422 Invalid, as the API server (and the simulator) answers.
   CHECK(c.request("/api/v1/pods?resourceVersionMatch=Sometimes&resourceVersion=1").result_int() ==
-        400);
+        422);
+  CHECK(c.request("/api/v1/pods?resourceVersionMatch=NotOlderThan").result_int() == 422);
+  CHECK(c.request("/api/v1/pods?sendInitialEvents=true").result_int() == 422);
+  CHECK(c.request("/api/v1/pods?watch=1&sendInitialEvents=true").result_int() == 422);
   auto write = c.request("/api/v1/namespaces/default/pods", http::verb::post);
   CHECK(write.result_int() == 405);
   CHECK(reason_of(write.body()) == "MethodNotAllowed");

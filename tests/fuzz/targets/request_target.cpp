@@ -1,9 +1,10 @@
 // An HTTP request target as the read API and the simulator receive it: path, query parameters,
-// and the selectors and numbers in them; the same bytes as an Accept header and an includeObject
-// value.
-// Properties: no crash; the decoded path has no empty segment; a classified resource route names
-// a resource; a metadata answer is negotiated only when the header asks for it.
+// the selectors and numbers in them and the ListOptions they make; the same bytes as an Accept
+// header and an includeObject value. Properties: no crash; the decoded path has no empty segment; a
+// classified resource route names a resource; a metadata answer is negotiated only when the header
+// asks for it.
 
+#include "app/apiserver/list_query.hpp"
 #include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
 #include "app/apiserver/table.hpp"
@@ -42,5 +43,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)label_selector::parse(*labels);
   if (auto fields = target->param("fieldSelector"))
     (void)field_selector::parse(*fields);
+  for (bool watch_path : {false, true}) {
+    auto query = apiserver::parse_list_query(*target, watch_path);
+    if (auto* failure = std::get_if<status>(&query))
+      require(failure->code == 400 || failure->code == 422,
+              "ListOptions refused with another code");
+    else if (watch_path)
+      require(std::get<apiserver::list_query>(query).watch, "a /watch/ path read as a list");
+  }
   return 0;
 }
