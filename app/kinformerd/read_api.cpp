@@ -13,6 +13,7 @@
 #include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
 #include "app/apiserver/table.hpp"
+#include "app/apiserver/watch_event.hpp"
 #include "app/apiserver/watch_projection.hpp"
 #include "app/kinformerd/continue_snapshots.hpp"
 
@@ -161,17 +162,6 @@ void sort_by_key(object_list& items) {
   for (const auto& e : order)
     sorted.push_back(std::move(items[e.index]));
   items = std::move(sorted);
-}
-
-std::string watch_line(std::string_view type, std::string_view object_json) {
-  std::string line;
-  line.reserve(object_json.size() + 32);
-  line += "{\"type\":\"";
-  line += type;
-  line += "\",\"object\":";
-  line += object_json;
-  line += "}\n";
-  return line;
 }
 
 } // namespace
@@ -466,14 +456,14 @@ struct watch_context {
       return {};
     const std::string_view rv = d.object->meta().resource_version;
     note_version(rv);
-    const char* name = to_string(apiserver::projected_type(projection, type));
+    const event_type shown = apiserver::projected_type(projection, type);
     if (projection != apiserver::watch_projection::stopped_matching)
-      return watch_line(name, shaped(d.object));
+      return apiserver::watch_event_line(shown, shaped(d.object));
     auto stamped = apiserver::with_resource_version(*d.old_object, rv);
     if (req.shape == apiserver::response_shape::object)
-      return watch_line(name, stamped);
+      return apiserver::watch_event_line(shown, stamped);
     auto reparsed = object::parse(stamped); // a valid object with a new version: cannot fail
-    return watch_line(name, reparsed ? shaped(*reparsed) : stamped);
+    return apiserver::watch_event_line(shown, reparsed ? shaped(*reparsed) : stamped);
   }
 
   // An event's object in the shape asked for; a Table's first event alone has its columns.
@@ -492,17 +482,15 @@ struct watch_context {
   // decode nothing else; an empty Table for a Table watch) with the version alone.
   std::string bookmark(const std::string& resource_version, bool initial_events_end) const {
     if (req.shape == apiserver::response_shape::table)
-      return watch_line("BOOKMARK",
-                        apiserver::table_json({}, req.include, {resource_version, {}, {}}, false));
-    boost::json::object metadata{{"resourceVersion", resource_version}};
-    if (initial_events_end)
-      metadata["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+      return apiserver::watch_event_line(
+          event_type::bookmark,
+          apiserver::table_json({}, req.include, {resource_version, {}, {}}, false));
     const bool partial = req.shape == apiserver::response_shape::partial_metadata;
-    boost::json::object bookmark{
-        {"kind", partial ? std::string("PartialObjectMetadata") : req.info->kind},
-        {"apiVersion", partial ? std::string("meta.k8s.io/v1") : req.info->gvr.gv().api_version()},
-        {"metadata", std::move(metadata)}};
-    return watch_line("BOOKMARK", boost::json::serialize(bookmark));
+    return apiserver::watch_event_line(
+        event_type::bookmark,
+        apiserver::bookmark_object(partial ? "PartialObjectMetadata" : req.info->kind,
+                                   partial ? "meta.k8s.io/v1" : req.info->gvr.gv().api_version(),
+                                   resource_version, initial_events_end));
   }
 
   // What the initial events add up to: the newest of the informers' versions read before they
@@ -523,7 +511,7 @@ struct watch_context {
 };
 
 std::string watch_error_line(const status& s) {
-  return watch_line("ERROR", apiserver::status_json(s));
+  return apiserver::watch_event_line(event_type::error, apiserver::status_json(s));
 }
 
 // Opens the watch's stream on the first sign that the subscription exists, so that a failed

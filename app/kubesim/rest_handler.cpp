@@ -57,14 +57,6 @@ std::string quoted_json(std::string_view text) {
   return json::serialize(json::value(text));
 }
 
-// The selectors, resourceVersion and match shared by list and watch.
-struct list_options {
-  label_selector labels;
-  field_selector fields;
-  std::string resource_version;
-  resource_version_match match = resource_version_match::unset;
-};
-
 reply list_objects(storage& store, const resource_info& info, const apiserver::resource_path& path,
                    apiserver::list_query query, const api_request& req) {
   list_request request;

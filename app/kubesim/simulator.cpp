@@ -10,6 +10,7 @@
 
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/http_server.hpp"
+#include "app/apiserver/watch_event.hpp"
 #include "app/kubesim/control_routes.hpp"
 #include "app/kubesim/rest_handler.hpp"
 #include "app/kubesim/self_signed_cert.hpp"
@@ -128,7 +129,8 @@ struct simulator::impl {
         return exchange->respond(plain_response(status_reply(failure)));
       // Too old: 200, then the ERROR event, then the end of the stream (as the real server).
       auto stream = exchange->stream(200, "application/json");
-      stream->write("{\"type\":\"ERROR\",\"object\":" + apiserver::status_json(failure) + "}\n");
+      stream->write(
+          apiserver::watch_event_line(event_type::error, apiserver::status_json(failure)));
       stream->close();
       return;
     }

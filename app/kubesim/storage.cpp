@@ -2,6 +2,7 @@
 
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/continue_token.hpp"
+#include "app/apiserver/watch_event.hpp"
 #include "app/apiserver/watch_projection.hpp"
 #include "app/kubesim/fault_plan.hpp"
 #include "app/kubesim/field_ownership.hpp"
@@ -99,15 +100,9 @@ std::vector<resource_info> builtin_resources() {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-// {"type":"ADDED","object":<json>}\n, built by concatenation: the object is serialised already.
+// A watch line (app/apiserver/watch_event.hpp), shared by every watcher that writes it.
 std::shared_ptr<const std::string> make_line(event_type type, std::string_view object_json) {
-  std::string line;
-  const char* name = to_string(type);
-  line.reserve(object_json.size() + 40);
-  line.append(R"({"type":")").append(name).append(R"(","object":)");
-  line.append(object_json);
-  line.append("}\n");
-  return std::make_shared<const std::string>(std::move(line));
+  return std::make_shared<const std::string>(apiserver::watch_event_line(type, object_json));
 }
 
 // A mutable working copy for one write. Its nodes come from a scratch arena that goes away with
@@ -1071,17 +1066,13 @@ api_result<stored_object> storage::remove(const group_version_resource& gvr, std
 
 namespace {
 
-// {"kind":K,"apiVersion":V,"metadata":{"resourceVersion":"N",...}}: the object of a BOOKMARK.
 std::shared_ptr<const std::string> bookmark_line(const resource_info& info, std::uint64_t rv,
                                                  bool metadata_only, bool initial_events_end) {
-  json::object meta{{"resourceVersion", std::to_string(rv)}, {"creationTimestamp", nullptr}};
-  if (initial_events_end)
-    meta["annotations"] = json::object{{"k8s.io/initial-events-end", "true"}};
-  json::object o{
-      {"kind", metadata_only ? std::string("PartialObjectMetadata") : info.kind},
-      {"apiVersion", metadata_only ? std::string("meta.k8s.io/v1") : info.gvr.gv().api_version()},
-      {"metadata", std::move(meta)}};
-  return make_line(event_type::bookmark, json::serialize(o));
+  return make_line(
+      event_type::bookmark,
+      apiserver::bookmark_object(metadata_only ? "PartialObjectMetadata" : info.kind,
+                                 metadata_only ? "meta.k8s.io/v1" : info.gvr.gv().api_version(),
+                                 std::to_string(rv), initial_events_end));
 }
 
 } // namespace

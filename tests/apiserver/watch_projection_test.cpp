@@ -1,9 +1,12 @@
 // The selection projection shared by the simulator's watches and the read API: which event a
-// narrowed watch is sent for each change, and the version stamp of a stopped-matching DELETED.
+// narrowed watch is sent for each change, and the version stamp of a stopped-matching DELETED;
+// and the watch lines both frame their events in.
 
+#include "app/apiserver/watch_event.hpp"
 #include "app/apiserver/watch_projection.hpp"
 #include "protocol/object.hpp"
 
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 using namespace kinformer;
@@ -41,4 +44,15 @@ TEST_CASE("with_resource_version replaces the version's bytes and nothing else")
   REQUIRE(reparsed.ok());
   CHECK((*reparsed)->meta().resource_version == "12345");
   CHECK((*reparsed)->meta().label("resourceVersion") == "17");
+}
+
+TEST_CASE("watch event lines and bookmark objects are framed as the API server frames them") {
+  CHECK(apiserver::watch_event_line(event_type::modified, R"({"a":1})") ==
+        "{\"type\":\"MODIFIED\",\"object\":{\"a\":1}}\n");
+  CHECK(apiserver::bookmark_object("Pod", "v1", "12", false) ==
+        R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12",)"
+        R"("creationTimestamp":null}})");
+  auto end = boost::json::parse(apiserver::bookmark_object("Deployment", "apps/v1", "7", true));
+  CHECK(end.at("metadata").at("annotations").at("k8s.io/initial-events-end") == "true");
+  CHECK(end.at("apiVersion") == "apps/v1");
 }
