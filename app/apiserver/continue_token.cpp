@@ -73,10 +73,11 @@ error invalid_token(std::string why) {
 
 } // namespace
 
-continue_token continue_token::after(std::uint64_t resource_version, std::string_view last_key) {
+continue_token continue_token::after(std::uint64_t resource_version, std::string_view last_key,
+                                     std::optional<std::uint64_t> snapshot) {
   std::string start(last_key);
   start += '\0';
-  return {resource_version, std::move(start)};
+  return {resource_version, std::move(start), snapshot};
 }
 
 std::string continue_token::encode() const {
@@ -84,6 +85,8 @@ std::string continue_token::encode() const {
   o["v"] = "meta.k8s.io/v1";
   o["rv"] = resource_version;
   o["start"] = start_key;
+  if (snapshot)
+    o["snapshot"] = *snapshot;
   return base64url_encode(json::serialize(o));
 }
 
@@ -110,7 +113,16 @@ result<continue_token> continue_token::decode(std::string_view text) {
     revision = std::uint64_t(rv->get_int64());
   else
     return invalid_token("rv must be a positive integer");
-  return continue_token{revision, std::string(start->get_string())};
+  std::optional<std::uint64_t> snapshot;
+  if (const auto* id = o.if_contains("snapshot")) {
+    if (id->is_uint64())
+      snapshot = id->get_uint64();
+    else if (id->is_int64() && id->get_int64() > 0)
+      snapshot = std::uint64_t(id->get_int64());
+    else
+      return invalid_token("snapshot must be a positive integer");
+  }
+  return continue_token{revision, std::string(start->get_string()), snapshot};
 }
 
 } // namespace kinformer::apiserver

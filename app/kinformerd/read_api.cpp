@@ -7,6 +7,7 @@
 #include "actors/change_window.hpp"
 #include "actors/error_bridge.hpp"
 #include "app/apiserver/api_status.hpp"
+#include "app/apiserver/continue_token.hpp"
 #include "app/apiserver/discovery_docs.hpp"
 #include "app/apiserver/list_query.hpp"
 #include "app/apiserver/openapi_docs.hpp"
@@ -291,7 +292,12 @@ apiserver::http_response page_reply(const state_ptr& st, const read_request& req
     count = req.limit;
     if (id == 0)
       id = st->snapshots.keep(snapshot, continue_snapshots::clock::now());
-    token = std::to_string(id) + ":" + std::to_string(offset + count);
+    // The API server's token format, naming the kept snapshot; the next page starts after the
+    // last key of this one.
+    const auto revision =
+        std::max<std::uint64_t>(1, parse_revision(snapshot->resource_version).value_or(1));
+    token =
+        apiserver::continue_token::after(revision, items[offset + count - 1]->key(), id).encode();
   } else if (id != 0) {
     st->snapshots.release(id); // the last page: nothing more to continue from
   }
@@ -367,21 +373,24 @@ void serve_list(const state_ptr& st, read_request req,
 
 // A later page: from the snapshot the first page kept, without asking the cache.
 apiserver::http_response serve_continue(const state_ptr& st, const read_request& req) {
-  auto colon = req.continue_token.find(':');
-  auto id = parse_revision(std::string_view(req.continue_token).substr(0, colon));
-  auto offset = colon == std::string::npos
-                    ? std::nullopt
-                    : parse_revision(std::string_view(req.continue_token).substr(colon + 1));
-  if (!id || !offset)
-    return status_reply(
-        apiserver::bad_request("invalid continue token \"" + req.continue_token + "\""));
-  auto snapshot = st->snapshots.find(*id, continue_snapshots::clock::now());
+  auto token = apiserver::continue_token::decode(req.continue_token);
+  if (!token || !token->snapshot)
+    return status_reply(apiserver::bad_request(
+        "invalid continue token: " +
+        (token ? std::string("it names no snapshot of this server") : token.err().message)));
+  auto snapshot = st->snapshots.find(*token->snapshot, continue_snapshots::clock::now());
   if (!snapshot)
     return status_reply(apiserver::continue_too_old());
   if (snapshot->selection != req.selection)
     return status_reply(apiserver::bad_request(
         "the continue token belongs to another list (path or selectors differ)"));
-  return page_reply(st, req, snapshot, *id, static_cast<std::size_t>(*offset));
+  // Items are in key order: the page starts at the first key not before the token's start.
+  const auto& items = snapshot->items;
+  auto start = std::partition_point(items.begin(), items.end(), [&](const object_ptr& item) {
+    return item->key() < token->start_key;
+  });
+  return page_reply(st, req, snapshot, *token->snapshot,
+                    static_cast<std::size_t>(start - items.begin()));
 }
 
 void serve_get(const state_ptr& st, read_request req,

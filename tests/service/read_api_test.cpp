@@ -5,6 +5,7 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/cache.hpp"
 #include "actors/handler.hpp"
+#include "app/apiserver/continue_token.hpp"
 #include "app/apiserver/http_server.hpp"
 #include "app/kinformerd/read_api.hpp"
 #include "app/kubesim/churn.hpp"
@@ -493,11 +494,16 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: limit and continue page through on
   CHECK(again.result_int() == 410);
   CHECK(reason_of(again.body()) == "Expired");
 
-  auto expired = c.request("/api/v1/pods?limit=7&continue=999999:7");
+  // Tokens are in the API server's format, with the kept snapshot's id.
+  auto unknown = apiserver::continue_token::after(1, "default/pod-1", 999999).encode();
+  auto expired = c.request("/api/v1/pods?limit=7&continue=" + unknown);
   CHECK(expired.result_int() == 410);
   CHECK(reason_of(expired.body()) == "Expired");
   auto garbage = c.request("/api/v1/pods?limit=7&continue=garbage");
   CHECK(garbage.result_int() == 400);
+  // The simulator's tokens (no snapshot) are not this server's.
+  auto foreign = apiserver::continue_token::after(5, "default/pod-1").encode();
+  CHECK(c.request("/api/v1/pods?limit=7&continue=" + foreign).result_int() == 400);
   auto first = json::parse(c.request("/api/v1/pods?limit=7").body());
   std::string token(first.at("metadata").at("continue").as_string());
   auto other_list = c.request("/api/v1/namespaces/ns-1/pods?limit=7&continue=" + token);
