@@ -192,6 +192,12 @@ struct service_metrics::impl {
                                              .Name("kinformer_read_api_open_watches")
                                              .Help("Read API watches open now.")
                                              .Register(registry);
+  Family<Gauge>& read_api_unpaged_lists =
+      prometheus::BuildGauge()
+          .Name("kinformer_read_api_unpaged_lists")
+          .Help("Read API lists without a limit being answered now (bounded by "
+                "listen.api_max_unpaged_lists).")
+          .Register(registry);
   Family<Counter>& read_api_bytes = prometheus::BuildCounter()
                                         .Name("kinformer_read_api_bytes_written_total")
                                         .Help("Bytes the read API wrote, headers included.")
@@ -473,6 +479,7 @@ void service_metrics::update(const service::read_api_stats& api,
         impl_->read_api_requests.Add({{"verb", key.first}, {"code", std::to_string(key.second)}}),
         static_cast<double>(count));
   impl_->read_api_open_watches.Add({}).Set(static_cast<double>(api.open_watches));
+  impl_->read_api_unpaged_lists.Add({}).Set(static_cast<double>(api.unpaged_lists));
   advance_to(impl_->read_api_bytes.Add({}), static_cast<double>(server.bytes_written));
   advance_to(impl_->read_api_slow_dropped.Add({}),
              static_cast<double>(server.slow_streams_dropped));

@@ -953,6 +953,7 @@ void read_api::attach(apiserver::http_server& server) {
 read_api_stats read_api::stats() const {
   read_api_stats out;
   out.open_watches = state_->open_watches;
+  out.unpaged_lists = state_->unpaged_lists;
   std::lock_guard lock(state_->counts_mutex);
   out.requests = state_->requests;
   return out;

@@ -65,8 +65,8 @@
 
 #include "actors/interfaces.hpp"
 #include "app/apiserver/http_server.hpp"
-#include "app/kinformerd/api_access.hpp"
 #include "app/apiserver/resource_info.hpp"
+#include "app/kinformerd/api_access.hpp"
 
 #include <caf/fwd.hpp>
 
@@ -121,6 +121,7 @@ struct read_api_stats {
   // Answered requests by verb (get, list, watch; discovery for the rest) and HTTP code.
   std::map<std::pair<std::string, int>, std::uint64_t> requests;
   std::size_t open_watches = 0;
+  std::size_t unpaged_lists = 0; // lists without a limit being answered now
 };
 
 // The read API's routes. It must outlive the server it is attached to (stop the server first),

@@ -336,7 +336,7 @@ TEST_CASE("the all-namespaces entry next to explicit namespaces sees nothing twi
     CHECK(adds == 1);
 }
 
-TEST_CASE("by_object: per-kind namespaces, selectors and transform; other kinds use defaults") {
+TEST_CASE("by_object: per-kind namespaces, selectors and transform, other kinds use defaults") {
   fixture f;
   f.create("a", "web-1", "v", "web");
   f.create("b", "web-2", "v", "web");
@@ -451,7 +451,7 @@ TEST_CASE("remove_informer stops the kind's informers and subscriptions") {
   CHECK(f.list(config_maps()).err().code == errc::not_cached);
 }
 
-TEST_CASE("index_field serves exact field selectors; others are refused") {
+TEST_CASE("index_field serves exact field selectors, others are refused") {
   fixture f;
   f.create("a", "one", "red");
   f.create("a", "two", "blue");
@@ -536,7 +536,7 @@ TEST_CASE("a killed informer is restarted: subscriptions and reads converge, ind
   CHECK(f.list(config_maps(), blue)->size() == 15); // 10 updated + 5 created, via the index
 }
 
-TEST_CASE("an informer that keeps failing is restarted after growing delays; the cache converges") {
+TEST_CASE("an informer that keeps failing is restarted after growing delays, the cache converges") {
   fixture f;
   for (int i = 0; i < 10; ++i)
     f.create("a", "cm-" + std::to_string(i));
@@ -604,7 +604,7 @@ TEST_CASE("cache errors carry codes a caller can branch on") {
   CHECK(unknown.message == "from the future");
 }
 
-TEST_CASE("reads wait while a failed informer's restart is pending; removing the kind ends them") {
+TEST_CASE("reads wait while a failed informer's restart is pending, removing the kind ends them") {
   fixture f;
   f.create("a", "cm-1");
   auto o = fixture::options();

@@ -238,7 +238,7 @@ TEST_CASE("http_server: a body over the limit is refused with 413") {
   CHECK(reply.starts_with("HTTP/1.1 413"));
 }
 
-TEST_CASE("http_server: bad listen addresses are clear errors; IPv6 loopback works") {
+TEST_CASE("http_server: bad listen addresses are clear errors, IPv6 loopback works") {
   for (const char* bad : {"127.0.0.1", "127.0.0.1:http", "127.0.0.1:70000", "no.such.host:80"}) {
     http_server server(listening_on(bad));
     auto started = server.start();
@@ -477,7 +477,7 @@ TEST_CASE("http_server: past max_connections a connection gets 429 with Retry-Af
   CHECK(f.server.stats().bytes_written > 0);      // the two answers to the admitted client
 }
 
-TEST_CASE("http_server: over TLS a client that trusts its CA is served; plain HTTP is not") {
+TEST_CASE("http_server: over TLS a client that trusts its CA is served, plain HTTP is not") {
   auto material = sim::make_self_signed_tls();
   REQUIRE(material.ok());
   auto dir =

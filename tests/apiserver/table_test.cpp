@@ -43,7 +43,7 @@ TEST_CASE("a Table has Name and Created At, and a row per object with its metada
   CHECK_FALSE(object.as_object().contains("spec"));
 }
 
-TEST_CASE("includeObject chooses what a row carries; a watch's later events have no columns") {
+TEST_CASE("includeObject chooses what a row carries, a watch's later events have no columns") {
   std::vector<object_ptr> one{pod("a", "2026-01-02T03:04:05Z")};
   auto full = json::parse(table_json(one, include_object::object, {"7", {}, {}}));
   CHECK(full.at("rows").at(0).at("object").at("spec").at("nodeName") == "n1");

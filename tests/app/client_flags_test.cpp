@@ -116,7 +116,7 @@ TEST_CASE("client flags: the connection comes from KUBECONFIG's files, merged, a
   }
 }
 
-TEST_CASE("client flags: without KUBECONFIG, ~/.kube/config; without any, in-cluster or an error") {
+TEST_CASE("client flags: without KUBECONFIG, ~/.kube/config, without any, in-cluster or an error") {
   temp_dir dir;
   scoped_env kubeconfig("KUBECONFIG", "");
   scoped_env home("HOME", dir.path().string());

@@ -77,7 +77,7 @@ TEST_CASE("resource writer: the paths of objects, collections and subresources")
   CHECK(resource_writer::object_path({{"", "v1", "nodes"}, ""}, "n1") == "/api/v1/nodes/n1");
 }
 
-TEST_CASE_METHOD(fixture, "resource writer: create answers the stored object; a second create "
+TEST_CASE_METHOD(fixture, "resource writer: create answers the stored object, a second create "
                           "is already_exists") {
   auto made = writer->create(config_maps, config_map("a", "1"));
   REQUIRE(made.ok());
@@ -92,7 +92,7 @@ TEST_CASE_METHOD(fixture, "resource writer: create answers the stored object; a 
   CHECK(verbs == std::vector<api_verb>{api_verb::create, api_verb::create});
 }
 
-TEST_CASE_METHOD(fixture, "resource writer: an update at a stale resourceVersion is a conflict; "
+TEST_CASE_METHOD(fixture, "resource writer: an update at a stale resourceVersion is a conflict, "
                           "at the current one it is stored") {
   auto made = writer->create(config_maps, config_map("a", "1"));
   REQUIRE(made.ok());

@@ -61,7 +61,7 @@ TEST_CASE("apply: creates the object and records the applier's fields as FieldsV
                             {"ctl/Apply", {".metadata.labels.app", ".spec.replicas"}}});
 }
 
-TEST_CASE("apply: the same configuration again writes nothing; a field no longer applied is "
+TEST_CASE("apply: the same configuration again writes nothing, a field no longer applied is "
           "removed") {
   storage store;
   auto first = store.patch(deployments, "default", "web", patch_type::apply,
@@ -78,8 +78,8 @@ TEST_CASE("apply: the same configuration again writes nothing; a field no longer
   CHECK(owners(fewer).at("ctl/Apply").count(".metadata.labels.tier") == 0);
 }
 
-TEST_CASE("apply: another manager's field with another value is a conflict naming it; the same "
-          "value is shared; force takes it over") {
+TEST_CASE("apply: another manager's field with another value is a conflict naming it, the same "
+          "value is shared, force takes it over") {
   storage store;
   REQUIRE(
       store.patch(deployments, "default", "web", patch_type::apply, deployment(3), as("ctl")).ok());
@@ -126,7 +126,7 @@ TEST_CASE("apply: a field another manager also owns stays when the applier drops
   CHECK(dropped.at("metadata").at("labels").at("team") == "a");
 }
 
-TEST_CASE("apply: needs a field manager and a JSON object; writes without a manager leave "
+TEST_CASE("apply: needs a field manager and a JSON object, writes without a manager leave "
           "ownership alone") {
   storage store;
   auto no_manager =
@@ -146,7 +146,7 @@ TEST_CASE("apply: needs a field manager and a JSON object; writes without a mana
                                  {"ctl/Apply", {".metadata.labels.app", ".spec.replicas"}}});
 }
 
-TEST_CASE("field ownership: FieldsV1 round-trips; list elements count as the whole list") {
+TEST_CASE("field ownership: FieldsV1 round-trips, list elements count as the whole list") {
   field_set fields{{"metadata", "labels", "app"}, {"spec", "replicas"}, {"spec", "template"}};
   CHECK(from_fields_v1(to_fields_v1(fields)) == fields);
   auto kubectl_style = json::parse(

@@ -514,7 +514,7 @@ TEST_CASE("pagination serves every page from the first page's snapshot") {
   CHECK_FALSE(page.remaining_item_count);
 }
 
-TEST_CASE("continue tokens expire with compaction; bad tokens are 400") {
+TEST_CASE("continue tokens expire with compaction, bad tokens are 400") {
   storage store(bare());
   for (auto name : {"p1", "p2", "p3"})
     must(store.create(pods, "default", pod_json(name)));
@@ -869,7 +869,7 @@ TEST_CASE("skipped revisions leave a resourceVersion gap and keep the history") 
   CHECK(summary(inside.wait_for(1)) == std::vector<std::string>{"ADDED b"});
 }
 
-TEST_CASE("a watch handle can outlive its storage; moving keeps one registration") {
+TEST_CASE("a watch handle can outlive its storage, moving keeps one registration") {
   recorder seen;
   watch_handle kept;
   {

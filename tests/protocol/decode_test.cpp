@@ -369,7 +369,7 @@ TEST_CASE("bad watch lines are clear errors") {
         errc::invalid_json); // invalid UTF-8
 }
 
-TEST_CASE("every split of a watch line is a clean error; the whole line decodes") {
+TEST_CASE("every split of a watch line is a clean error, the whole line decodes") {
   const std::string line = added_line("split-me");
   for (std::size_t n = 0; n < line.size(); ++n) {
     auto head = decode_watch_event(std::string_view(line).substr(0, n));

@@ -61,7 +61,7 @@ TEST_CASE("every chunk boundary gives the same lines") {
   CHECK(split_at(sample, every_byte) == sample_lines);
 }
 
-TEST_CASE("lines inside one chunk are views of it; straddling lines are gathered") {
+TEST_CASE("lines inside one chunk are views of it, straddling lines are gathered") {
   line_splitter splitter;
   const std::string chunk = "one\ntwo\nthr";
   std::vector<bool> inside;
@@ -78,7 +78,7 @@ TEST_CASE("lines inside one chunk are views of it; straddling lines are gathered
   CHECK(splitter.buffered() == 0);
 }
 
-TEST_CASE("a line at the limit passes; over it is too_large, reported once") {
+TEST_CASE("a line at the limit passes, over it is too_large, reported once") {
   CHECK(split_at("12345678\n", {}, 8) == lines{"12345678"});
   CHECK(split_at("1234567\r\n", {3}, 8) == lines{"1234567"}); // the CR counts towards the limit
 

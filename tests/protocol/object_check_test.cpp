@@ -73,7 +73,7 @@ TEST_CASE("each missing or wrong part of an object is named") {
              Catch::Contains("apiVersion is \"v2\", expected \"v1\""));
 }
 
-TEST_CASE("a watch event whose object fails the check is an error; bookmarks are not checked") {
+TEST_CASE("a watch event whose object fails the check is an error, bookmarks are not checked") {
   decode_options options;
   options.expect = &pods;
   auto bad = decode_watch_event(R"({"type":"MODIFIED","object":)" +

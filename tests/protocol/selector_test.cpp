@@ -312,7 +312,7 @@ TEST_CASE("field selector errors") {
   CHECK(field_error("a(b)=c").find("invalid character '('") != std::string::npos);
 }
 
-TEST_CASE("field selectors match object fields; a missing field is empty") {
+TEST_CASE("field selectors match object fields, a missing field is empty") {
   auto pod = object::parse(pod_json);
   REQUIRE(pod.ok());
   const object& p = **pod;

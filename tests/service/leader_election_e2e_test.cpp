@@ -103,8 +103,8 @@ std::optional<observed_lease> lease_on(sim::simulator& server) {
 
 } // namespace
 
-TEST_CASE("kinformerd replicas: only the leader's webhook delivers; a killed leader's Lease "
-          "expires and the other takes over; a stopped one hands it on",
+TEST_CASE("kinformerd replicas: only the leader's webhook delivers, a killed leader's Lease "
+          "expires and the other takes over, a stopped one hands it on",
           "[service_e2e]") {
   sim::simulator server;
   REQUIRE(server.start().ok());

@@ -566,6 +566,7 @@ TEST_CASE("the read API's requests, watches, bytes and dropped clients are expor
   api.requests[{"list", 200}] = 3;
   api.requests[{"watch", 429}] = 1;
   api.open_watches = 2;
+  api.unpaged_lists = 1;
   apiserver::http_server_stats server{4, 1, 12345};
   m.update(api, server);
   api.requests[{"list", 200}] = 5; // cumulative: the counter follows
@@ -574,6 +575,7 @@ TEST_CASE("the read API's requests, watches, bytes and dropped clients are expor
   CHECK(s.at(key("kinformer_read_api_requests_total", {{"verb", "list"}, {"code", "200"}})) == 5);
   CHECK(s.at(key("kinformer_read_api_requests_total", {{"verb", "watch"}, {"code", "429"}})) == 1);
   CHECK(s.at("kinformer_read_api_open_watches") == 2);
+  CHECK(s.at("kinformer_read_api_unpaged_lists") == 1);
   CHECK(s.at("kinformer_read_api_bytes_written_total") == 12345);
   CHECK(s.at("kinformer_read_api_slow_clients_dropped_total") == 1);
   CHECK(s.at("kinformer_read_api_connections_refused_total") == 4);

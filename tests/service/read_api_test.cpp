@@ -30,11 +30,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <set>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 extern char** environ;
@@ -975,7 +977,7 @@ TEST_CASE_METHOD(read_api_fixture,
 }
 
 TEST_CASE_METHOD(read_api_fixture,
-                 "read_api: past the open-watch bound a watch is 429 with Retry-After; requests "
+                 "read_api: past the open-watch bound a watch is 429 with Retry-After, requests "
                  "are counted by verb and code") {
   read_api_options options;
   options.resources.push_back(*store().find_resource(sim::pods_resource));
@@ -1005,6 +1007,46 @@ TEST_CASE_METHOD(read_api_fixture,
   CHECK(stats.requests[{"watch", 200}] == 1);
   CHECK(stats.requests[{"watch", 429}] == 1);
   CHECK(stats.requests[{"get", 404}] == 1);
+  bounded_server.stop();
+}
+
+TEST_CASE_METHOD(
+    read_api_fixture,
+    "read_api: past the unpaged-list bound a list without a limit is 429, and the slot "
+    "is freed with the answer") {
+  read_api_options options;
+  options.resources.push_back(*store().find_resource(sim::deployments_resource));
+  options.max_unpaged_lists = 1;
+  options.cache_timeout = std::chrono::milliseconds(1500);
+  read_api bounded(*system, cache, options);
+  apiserver::http_server bounded_server;
+  bounded.attach(bounded_server);
+  REQUIRE(bounded_server.start().ok());
+  // Deployments never list: the informer never syncs, and each list waits for it until the
+  // cache_timeout (504), holding its slot.
+  store().fail_next_lists(1000000, 500);
+
+  auto first = std::async(std::launch::async, [&] {
+    raw_client a(bounded_server.port());
+    return a.request("/apis/apps/v1/deployments").result_int();
+  });
+  bool holding = false;
+  for (int i = 0; i < 300 && !holding; ++i) {
+    holding = bounded.stats().unpaged_lists == 1;
+    if (!holding)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(holding);
+  raw_client c(bounded_server.port());
+  auto refused = c.request("/apis/apps/v1/deployments");
+  CHECK(refused.result_int() == 429);
+  CHECK(reason_of(refused.body()) == "TooManyRequests");
+  CHECK(!refused[http::field::retry_after].empty());
+
+  CHECK(first.get() == 504);
+  CHECK(bounded.stats().unpaged_lists == 0);
+  // The slot is free again: the next list waits for the cache instead of being refused.
+  CHECK(c.request("/apis/apps/v1/deployments").result_int() == 504);
   bounded_server.stop();
 }
 
@@ -1089,7 +1131,7 @@ TEST_CASE_METHOD(
 }
 
 TEST_CASE_METHOD(read_api_fixture,
-                 "read_api: anonymous access only when configured; no reviewer is a 503") {
+                 "read_api: anonymous access only when configured, no reviewer is a 503") {
   access_options anonymous;
   anonymous.anonymous = true;
   guarded_api open(*this, anonymous);

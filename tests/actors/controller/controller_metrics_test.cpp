@@ -88,7 +88,7 @@ TEST_CASE("controller metrics: reconciles by result, workers and the work queue,
   CHECK(s.at("workqueue_longest_running_processor_seconds{" + q + "}") == "0.75");
 }
 
-TEST_CASE("controller metrics: several controllers share each family; label values are "
+TEST_CASE("controller metrics: several controllers share each family, label values are "
           "escaped") {
   auto a = sample_stats();
   auto b = sample_stats();

@@ -221,7 +221,7 @@ TEST_CASE_METHOD(fixture, "controller: a failing reconcile is retried with backo
   CHECK(s.last_error == "a/flaky: the API server said no");
 }
 
-TEST_CASE_METHOD(fixture, "controller: requeue_after and requeue bring a key back; a throwing "
+TEST_CASE_METHOD(fixture, "controller: requeue_after and requeue bring a key back, a throwing "
                           "reconciler counts as a failure") {
   auto later = create("a", "later");
   auto again = create("a", "again");
@@ -316,7 +316,7 @@ TEST_CASE_METHOD(fixture, "controller: a source the cache cannot serve stops the
   CHECK(*reason);
 }
 
-TEST_CASE_METHOD(fixture, "controller: stopping waits for the reconcile in progress; once the "
+TEST_CASE_METHOD(fixture, "controller: stopping waits for the reconcile in progress, once the "
                           "controller is down no reconcile runs") {
   create("a", "slow");
   std::promise<void> started, release;

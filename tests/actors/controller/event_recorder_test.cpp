@@ -70,7 +70,7 @@ struct fixture : kinformer::testing::sim_actor_fixture {
 
 } // namespace
 
-TEST_CASE_METHOD(fixture, "event recorder: Events are created on the server; a repeat is "
+TEST_CASE_METHOD(fixture, "event recorder: Events are created on the server, a repeat is "
                           "patched into a series") {
   start();
   recorder->record(scaled("web-1"));
@@ -114,7 +114,7 @@ TEST_CASE_METHOD(fixture, "event recorder: a write that may pass later (503, 429
 }
 
 TEST_CASE_METHOD(fixture, "event recorder: a refused write is given up and counted, out of "
-                          "attempts too; the next Event still goes through") {
+                          "attempts too, the next Event still goes through") {
   event_recorder_options options;
   options.retry_delay = 1ms;
   options.max_attempts = 2;

@@ -87,7 +87,7 @@ TEST_CASE("event_series: an Event about a cluster-scoped object goes to the defa
   CHECK(!body.at("regarding").as_object().contains("namespace"));
 }
 
-TEST_CASE("event_series: a repeat becomes a series; later repeats only count until the series "
+TEST_CASE("event_series: a repeat becomes a series, later repeats only count until the series "
           "has been quiet for finish_after, when it is written once more and forgotten") {
   event_series series({"ctl", "i"}, short_timings());
   auto first = series.record(started(), t0);
@@ -135,7 +135,7 @@ TEST_CASE("event_series: another reason, action, object or object version is ano
   CHECK(series.tracked() == 5);
 }
 
-TEST_CASE("event_series: a single Event is forgotten after finish_after without a write; live "
+TEST_CASE("event_series: a single Event is forgotten after finish_after without a write, live "
           "series are written again every refresh_every") {
   event_series series({"ctl", "i"}, short_timings());
   REQUIRE(series.record(started(pod("single")), t0));

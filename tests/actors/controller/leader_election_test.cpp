@@ -92,7 +92,7 @@ TEST_CASE("leader_election: another's Lease is left alone while fresh by this ca
   CHECK(e.leading(t0 + 29s));
 }
 
-TEST_CASE("leader_election: a released Lease (no holder) is taken at once; release hands on "
+TEST_CASE("leader_election: a released Lease (no holder) is taken at once, release hands on "
           "only a Lease this candidate leads with") {
   leader_election a("pod-a", client_go_timings());
   CHECK_FALSE(a.release(t0));
@@ -114,7 +114,7 @@ TEST_CASE("leader_election: a released Lease (no holder) is taken at once; relea
   CHECK(takeover->spec.lease_transitions == 1);
 }
 
-TEST_CASE("leader_election: a Lease's JSON is read back as written; other JSON is no Lease") {
+TEST_CASE("leader_election: a Lease's JSON is read back as written, other JSON is no Lease") {
   lease_write w;
   w.create = true;
   w.spec = held_by("pod-a").spec;

@@ -70,7 +70,7 @@ struct fixture : kinformer::testing::sim_actor_fixture {
 
 } // namespace
 
-TEST_CASE_METHOD(fixture, "leader elector: the first candidate leads; when it dies the Lease "
+TEST_CASE_METHOD(fixture, "leader elector: the first candidate leads, when it dies the Lease "
                           "expires and the other takes over") {
   auto a = start("pod-a");
   REQUIRE(next_change(a));

@@ -115,7 +115,7 @@ TEST_CASE("work queue: due keys come out in the order they fell due") {
   CHECK(drain(q, t0 + 1s) == std::vector<std::string>{"a", "b", "c"});
 }
 
-TEST_CASE("work queue: add_rate_limited backs a failing key off exponentially; forget resets") {
+TEST_CASE("work queue: add_rate_limited backs a failing key off exponentially, forget resets") {
   work_queue q{rate_limiter(item_backoff_only(10ms))};
   auto now = t0;
   std::vector<std::chrono::nanoseconds> waits;
