@@ -29,7 +29,7 @@ TEST_CASE("backoff doubles from 0.8 s to the 30 s cap") {
   CHECK(b.ceiling() == 30s);
 }
 
-TEST_CASE("jitter draws every delay from [d, 2d), as client-go's wait.Jitter(d, 1.0)") {
+TEST_CASE("jitter draws every delay from d up to 2d, as client-go's wait.Jitter(d, 1.0)") {
   SECTION("the bottom of the range is the step itself: never sooner than client-go") {
     backoff b({}, constant(0.0));
     CHECK(b.next_delay(t0) == 800ms);
