@@ -25,10 +25,12 @@ address)
 thread)
   build=build-tsan
   cmake -S . -B "$build" "${common[@]}" -DKINFORMER_SANITIZE_THREAD=ON >/dev/null
-  # Only what these tests need: every actors_* and service_* test, and the programs the service
+  # Only what these tests need: every actors_*, service_* and apiserver_* test (the HTTP server
+  # the simulator and the read API share runs its own threads), and the programs the service
   # tests start.
-  mapfile -t targets < <(grep -Eho 'kinformer_add_test\((actors|service)_[a-z0-9_]*' \
-    tests/actors/CMakeLists.txt tests/service/CMakeLists.txt | sed 's/.*(//')
+  mapfile -t targets < <(grep -Eho 'kinformer_add_test\((actors|service|apiserver)_[a-z0-9_]*' \
+    tests/actors/CMakeLists.txt tests/service/CMakeLists.txt tests/apiserver/CMakeLists.txt |
+    sed 's/.*(//')
   cmake --build "$build" --target "${targets[@]}" kinformerd kinformer-subscribe
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
   # One retry: service_e2e_tests' "kinformer-subscribe receives every pod then SYNCED" once
@@ -38,7 +40,7 @@ thread)
   # retry, which is the price of a CI that a flake cannot turn red.
   # service_real_clients runs Node.js clients against kubesim and kinformerd: it is left to the
   # ASan run, which builds every program (the service itself runs under TSan in service_e2e).
-  ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -R '^(actors|service)_' \
+  ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900 -R '^(actors|service|apiserver)_' \
     -E '^service_real_clients$' --repeat until-pass:2
   ;;
 *)
