@@ -67,6 +67,15 @@ std::optional<std::string> base64url_decode(std::string_view in) {
   return out;
 }
 
+// A JSON number that is a positive integer (Boost.JSON parses small ones as int64).
+std::optional<std::uint64_t> positive_integer(const json::value& v) {
+  if (v.is_uint64() && v.get_uint64() > 0)
+    return v.get_uint64();
+  if (v.is_int64() && v.get_int64() > 0)
+    return std::uint64_t(v.get_int64());
+  return std::nullopt;
+}
+
 error invalid_token(std::string why) {
   return make_error(errc::invalid_argument, "continue key is not valid: " + std::move(why));
 }
@@ -106,23 +115,16 @@ result<continue_token> continue_token::decode(std::string_view text) {
   const auto* start = o.if_contains("start");
   if (!rv || !start || !start->is_string())
     return invalid_token("missing rv or start");
-  std::uint64_t revision = 0;
-  if (rv->is_uint64())
-    revision = rv->get_uint64();
-  else if (rv->is_int64() && rv->get_int64() > 0)
-    revision = std::uint64_t(rv->get_int64());
-  else
+  auto revision = positive_integer(*rv);
+  if (!revision)
     return invalid_token("rv must be a positive integer");
   std::optional<std::uint64_t> snapshot;
   if (const auto* id = o.if_contains("snapshot")) {
-    if (id->is_uint64())
-      snapshot = id->get_uint64();
-    else if (id->is_int64() && id->get_int64() > 0)
-      snapshot = std::uint64_t(id->get_int64());
-    else
+    snapshot = positive_integer(*id);
+    if (!snapshot)
       return invalid_token("snapshot must be a positive integer");
   }
-  return continue_token{revision, std::string(start->get_string()), snapshot};
+  return continue_token{*revision, std::string(start->get_string()), snapshot};
 }
 
 } // namespace kinformer::apiserver
