@@ -757,6 +757,12 @@ void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::
     body->finish(stream_end::client_gone);
     return;
   }
+  if (close_after_response_) { // disconnect() came while the route worked: no stream starts
+    body->abandon();
+    body->finish(stream_end::dropped);
+    close_connection();
+    return;
+  }
   awaiting_answer_ = false;
   responding_ = false; // the stream is the response now: disconnect() drops it
   body_ = std::move(body);
@@ -1041,7 +1047,8 @@ status_result http_server::start() {
     s.tls = std::move(context).value();
   }
   boost::system::error_code ec;
-  s.acceptor.emplace(s.ioc);
+  // On the control strand: accept completions and stop()'s close never touch it at once.
+  s.acceptor.emplace(s.control);
   s.acceptor->open(endpoint->protocol(), ec);
   if (!ec)
     s.acceptor->set_option(net::socket_base::reuse_address(true), ec);

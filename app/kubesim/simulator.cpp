@@ -17,6 +17,7 @@
 #include "app/kubesim/storage.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <limits>
 #include <mutex>
@@ -158,8 +159,8 @@ struct simulator::impl {
   storage store;
   rest_handler rest;
   mutable std::mutex tls_mutex;
-  std::string ca_pem;                   // guarded by tls_mutex
-  std::chrono::milliseconds latency{0}; // set_latency() before start()
+  std::string ca_pem;                      // guarded by tls_mutex
+  std::atomic<std::int64_t> latency_ms{0}; // set_latency() before start()
   // Made by start(), with its certificate. Declared last: it stops (and its sessions end) while
   // the storage it serves still exists.
   std::unique_ptr<apiserver::http_server> server;
@@ -194,7 +195,7 @@ status_result simulator::start() {
                               std::shared_ptr<apiserver::http_exchange> exchange) {
     s.serve(request, exchange);
   });
-  server->set_latency(s.latency);
+  server->set_latency(std::chrono::milliseconds(s.latency_ms.load()));
   auto started = server->start();
   if (!started)
     return started;
@@ -233,11 +234,12 @@ result<std::string> simulator::rotate_tls() {
   auto material = make_self_signed_tls();
   if (!material)
     return std::move(material).err();
+  // One lock over both: whoever reads ca_pem() once the rotation began gets the new CA.
+  std::lock_guard lock(s.tls_mutex);
   auto replaced =
       s.server->replace_certificate(material->server_cert_pem, material->server_key_pem);
   if (!replaced)
     return std::move(replaced).err();
-  std::lock_guard lock(s.tls_mutex);
   s.ca_pem = material->ca_cert_pem;
   return s.ca_pem;
 }
@@ -266,7 +268,7 @@ void simulator::resume_watches() {
 }
 
 void simulator::set_latency(std::chrono::milliseconds delay) {
-  impl_->latency = delay;
+  impl_->latency_ms.store(delay.count());
   if (impl_->server)
     impl_->server->set_latency(delay);
 }
