@@ -1,17 +1,8 @@
 #include "app/apiserver/watch_event.hpp"
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/string.hpp>
+#include "app/apiserver/json_string.hpp"
 
 namespace kinformer::apiserver {
-namespace {
-
-// A JSON string literal of `text`, escaped.
-std::string quoted_json(std::string_view text) {
-  return boost::json::serialize(boost::json::string(text));
-}
-
-} // namespace
 
 std::string watch_event_line(event_type type, std::string_view object_json) {
   std::string line;
@@ -24,9 +15,9 @@ std::string watch_event_line(event_type type, std::string_view object_json) {
 
 std::string bookmark_object(std::string_view kind, std::string_view api_version,
                             std::string_view resource_version, bool initial_events_end) {
-  std::string out = R"({"kind":)" + quoted_json(kind) + R"(,"apiVersion":)" +
-                    quoted_json(api_version) + R"(,"metadata":{"resourceVersion":)" +
-                    quoted_json(resource_version) + R"(,"creationTimestamp":null)";
+  std::string out = R"({"kind":)" + json_string(kind) + R"(,"apiVersion":)" +
+                    json_string(api_version) + R"(,"metadata":{"resourceVersion":)" +
+                    json_string(resource_version) + R"(,"creationTimestamp":null)";
   if (initial_events_end)
     out += R"(,"annotations":{"k8s.io/initial-events-end":"true"})";
   out += "}}";

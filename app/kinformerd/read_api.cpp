@@ -9,6 +9,7 @@
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/continue_token.hpp"
 #include "app/apiserver/discovery_docs.hpp"
+#include "app/apiserver/json_string.hpp"
 #include "app/apiserver/list_query.hpp"
 #include "app/apiserver/openapi_docs.hpp"
 #include "app/apiserver/request_path.hpp"
@@ -258,8 +259,8 @@ apiserver::http_response list_reply(const read_request& req, const std::string& 
   const bool partial = req.shape == apiserver::response_shape::partial_metadata;
   const std::string kind = partial ? "PartialObjectMetadataList" : req.info->list_kind();
   const std::string api_version = partial ? "meta.k8s.io/v1" : req.info->gvr.gv().api_version();
-  held->head = "{\"kind\":" + boost::json::serialize(boost::json::value(kind)) +
-               ",\"apiVersion\":" + boost::json::serialize(boost::json::value(api_version)) +
+  held->head = "{\"kind\":" + apiserver::json_string(kind) +
+               ",\"apiVersion\":" + apiserver::json_string(api_version) +
                ",\"metadata\":" + boost::json::serialize(metadata) + ",\"items\":[";
   held->snapshot = std::move(snapshot);
   if (partial && !req.metadata_informer)

@@ -5,6 +5,7 @@
 
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/discovery_docs.hpp"
+#include "app/apiserver/json_string.hpp"
 #include "app/apiserver/list_query.hpp"
 #include "app/apiserver/openapi_docs.hpp"
 #include "app/apiserver/request_path.hpp"
@@ -53,10 +54,6 @@ status not_acceptable() {
                                  std::string(apiserver::not_acceptable_message));
 }
 
-std::string quoted_json(std::string_view text) {
-  return json::serialize(json::value(text));
-}
-
 reply list_objects(storage& store, const resource_info& info, const apiserver::resource_path& path,
                    apiserver::list_query query, const api_request& req) {
   list_request request;
@@ -83,7 +80,7 @@ reply list_objects(storage& store, const resource_info& info, const apiserver::r
              "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(listed->resource_version) +
              "\"";
   if (!listed->continue_token.empty())
-    out.head += ",\"continue\":" + quoted_json(listed->continue_token);
+    out.head += ",\"continue\":" + apiserver::json_string(listed->continue_token);
   if (listed->remaining_item_count)
     out.head += ",\"remainingItemCount\":" + std::to_string(*listed->remaining_item_count);
   out.head += "},\"items\":[";
