@@ -13,14 +13,6 @@ namespace kinformer {
 
 namespace {
 
-std::optional<std::string_view> find_in(const string_map_view& m, std::string_view key) {
-  auto it = std::lower_bound(m.begin(), m.end(), key,
-                             [](const auto& kv, std::string_view k) { return kv.first < k; });
-  if (it != m.end() && it->first == key)
-    return it->second;
-  return std::nullopt;
-}
-
 // Where allocate() put the tail, and the whole block's size.
 struct tail_report {
   char* tail = nullptr;
@@ -93,19 +85,17 @@ bool needs_type(const object_scan& scan, const item_type* fill) {
   return fill && !fill->kind.empty() && missing(scan.kind) && missing(scan.api_version);
 }
 
+error too_large(std::size_t bytes) {
+  return make_error(errc::too_large, "an object of " + std::to_string(bytes) +
+                                         " bytes is larger than " +
+                                         std::to_string(max_object_bytes) + " bytes");
+}
+
 } // namespace
-
-std::optional<std::string_view> object_meta::label(std::string_view key) const {
-  return find_in(labels, key);
-}
-
-std::optional<std::string_view> object_meta::annotation(std::string_view key) const {
-  return find_in(annotations, key);
-}
 
 // What make() puts after the object, in this order (arrays first, for their alignment).
 struct object_tail {
-  using label = std::pair<std::string_view, std::string_view>;
+  using label = text_pair;
   std::size_t labels = 0, annotations = 0, owners = 0, key = 0, decoded = 0, text = 0;
 
   object_tail(const object_scan& scan, std::size_t text_size)
@@ -117,15 +107,15 @@ struct object_tail {
   std::size_t labels_at() const { return 0; }
   std::size_t annotations_at() const { return labels_at() + labels * sizeof(label); }
   std::size_t owners_at() const { return annotations_at() + annotations * sizeof(label); }
-  std::size_t key_at() const { return owners_at() + owners * sizeof(owner_reference); }
+  std::size_t key_at() const { return owners_at() + owners * sizeof(stored_owner_reference); }
   std::size_t decoded_at() const { return key_at() + key; }
   std::size_t text_at() const { return decoded_at() + decoded; }
   std::size_t bytes() const { return text_at() + text; }
 };
-static_assert(alignof(owner_reference) <= alignof(object_tail::label));
+static_assert(alignof(stored_owner_reference) <= alignof(object_tail::label));
 
-// Turns a scan of an object's text into the object: the scan's byte ranges become views into
-// the object's own copy of the text, which the caller has written into the tail.
+// Turns a scan of an object's text into the object: the scan's byte ranges become spans in the
+// object's own copy of the text, which the caller has written into the tail.
 struct object::builder {
   const object_scan& scan;
   object& obj;
@@ -134,33 +124,37 @@ struct object::builder {
   // A type prefix put in place of the opening brace at `brace` moves what follows it.
   std::size_t brace = std::string_view::npos;
   std::size_t inserted = 0;
-  char* decoded_at = nullptr; // next free byte for decoded escapes
+  std::size_t decoded_at = 0; // next free byte for decoded escapes, in the tail
 
-  // Where a scanned offset is in the object's own text.
+  // Where a scanned offset is in the tail.
   std::size_t at(std::size_t scanned) const {
-    return scanned - shift + (brace != std::string_view::npos && scanned > brace ? inserted : 0);
+    return obj.text_at_ + scanned - shift +
+           (brace != std::string_view::npos && scanned > brace ? inserted : 0);
   }
 
-  std::string_view view(const scanned_string& s) {
+  text_span span(const scanned_string& s) {
     if (!s.present)
       return {};
     if (!s.escaped)
-      return {obj.text_ + at(s.begin), s.size};
-    std::memcpy(decoded_at, s.unescaped.data(), s.unescaped.size());
-    std::string_view out(decoded_at, s.unescaped.size());
+      return {static_cast<std::uint32_t>(at(s.begin)), static_cast<std::uint32_t>(s.size)};
+    std::memcpy(tail + decoded_at, s.unescaped.data(), s.unescaped.size());
+    text_span out{static_cast<std::uint32_t>(decoded_at),
+                  static_cast<std::uint32_t>(s.unescaped.size())};
     decoded_at += s.unescaped.size();
     return out;
   }
 
-  string_map_view map(const std::vector<std::pair<scanned_string, scanned_string>>& entries,
-                      std::size_t offset) {
-    auto* out = reinterpret_cast<object_tail::label*>(tail + offset);
+  std::uint32_t map(const std::vector<std::pair<scanned_string, scanned_string>>& entries,
+                    std::size_t offset) {
+    auto* out = reinterpret_cast<text_pair*>(tail + offset);
     std::size_t n = 0;
     for (const auto& [k, v] : entries)
-      new (out + n++) object_tail::label(view(k), view(v));
+      new (out + n++) text_pair{span(k), span(v)};
     // Sorted for lookups; a key given twice keeps its last value, as a JSON decoder would. Short
     // maps (nearly all) by insertion: stable and in place, where std::stable_sort allocates.
-    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    auto by_key = [this](const text_pair& a, const text_pair& b) {
+      return a.key.in(tail) < b.key.in(tail);
+    };
     if (n > 32) {
       std::stable_sort(out, out + n, by_key);
     } else {
@@ -170,46 +164,51 @@ struct object::builder {
     }
     std::size_t kept = 0;
     for (std::size_t i = 0; i < n; ++i)
-      if (i + 1 == n || out[i + 1].first != out[i].first)
+      if (i + 1 == n || out[i + 1].key.in(tail) != out[i].key.in(tail))
         out[kept++] = out[i];
-    return {out, kept};
+    return static_cast<std::uint32_t>(kept);
   }
 
   void build(const object_tail& layout) {
-    decoded_at = tail + layout.decoded_at();
+    decoded_at = layout.decoded_at();
     if (scan.metadata.present) {
-      obj.metadata_begin_ = static_cast<std::uint32_t>(at(scan.metadata.begin));
-      obj.metadata_end_ = static_cast<std::uint32_t>(at(scan.metadata.end));
+      obj.metadata_begin_ = static_cast<std::uint32_t>(at(scan.metadata.begin) - obj.text_at_);
+      obj.metadata_end_ = static_cast<std::uint32_t>(at(scan.metadata.end) - obj.text_at_);
     }
-    obj.kind_ = view(scan.kind);
-    obj.api_version_ = view(scan.api_version);
-    object_meta& m = obj.meta_;
-    m.namespace_ = view(scan.namespace_);
-    m.name = view(scan.name);
-    m.uid = view(scan.uid);
-    m.resource_version = view(scan.resource_version);
-    m.deletion_timestamp = view(scan.deletion_timestamp);
-    m.generation = scan.generation;
-    m.labels = map(scan.labels, layout.labels_at());
-    m.annotations = map(scan.annotations, layout.annotations_at());
-    auto* owners = reinterpret_cast<owner_reference*>(tail + layout.owners_at());
+    obj.kind_ = span(scan.kind);
+    obj.api_version_ = span(scan.api_version);
+    obj.namespace_ = span(scan.namespace_);
+    obj.name_ = span(scan.name);
+    obj.uid_ = span(scan.uid);
+    obj.resource_version_ = span(scan.resource_version);
+    obj.deletion_timestamp_ = span(scan.deletion_timestamp);
+    obj.generation_ = scan.generation;
+    obj.labels_at_ = static_cast<std::uint32_t>(layout.labels_at());
+    obj.labels_ = map(scan.labels, layout.labels_at());
+    obj.annotations_at_ = static_cast<std::uint32_t>(layout.annotations_at());
+    obj.annotations_ = map(scan.annotations, layout.annotations_at());
+    obj.owners_at_ = static_cast<std::uint32_t>(layout.owners_at());
+    obj.owners_ = static_cast<std::uint32_t>(scan.owner_references.size());
+    auto* owners = reinterpret_cast<stored_owner_reference*>(tail + layout.owners_at());
     for (std::size_t i = 0; i < scan.owner_references.size(); ++i) {
       const auto& r = scan.owner_references[i];
-      new (owners + i) owner_reference{view(r.api_version), view(r.kind), view(r.name),
-                                       view(r.uid),         r.controller, r.block_owner_deletion};
+      new (owners + i)
+          stored_owner_reference{span(r.api_version), span(r.kind), span(r.name),
+                                 span(r.uid),         r.controller, r.block_owner_deletion};
     }
-    m.owner_references = {owners, scan.owner_references.size()};
     // "namespace/name", or "name" when cluster-scoped (make_object_key's form).
+    const std::string_view ns = obj.namespace_.in(tail), name = obj.name_.in(tail);
     char* key = tail + layout.key_at();
     std::size_t key_size = 0;
-    if (!m.namespace_.empty()) {
-      std::memcpy(key, m.namespace_.data(), m.namespace_.size());
-      key_size = m.namespace_.size();
+    if (!ns.empty()) {
+      std::memcpy(key, ns.data(), ns.size());
+      key_size = ns.size();
       key[key_size++] = '/';
     }
-    if (!m.name.empty()) // an absent name is a null view: memcpy must not see it
-      std::memcpy(key + key_size, m.name.data(), m.name.size());
-    obj.key_ = {key, key_size + m.name.size()};
+    if (!name.empty()) // an absent name is a null view: memcpy must not see it
+      std::memcpy(key + key_size, name.data(), name.size());
+    obj.key_ = {static_cast<std::uint32_t>(layout.key_at()),
+                static_cast<std::uint32_t>(key_size + name.size())};
   }
 };
 
@@ -230,9 +229,10 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
     std::memcpy(out + at, type_prefix.data(), type_prefix.size());
     std::memcpy(out + at + type_prefix.size(), text.data() + at + 1, text.size() - at - 1);
   }
-  obj->text_ = out;
-  obj->size_ = layout.text;
-  obj->block_bytes_ = report.block_bytes;
+  obj->tail_ = tail;
+  obj->text_at_ = static_cast<std::uint32_t>(layout.text_at());
+  obj->size_ = static_cast<std::uint32_t>(layout.text);
+  obj->block_bytes_ = static_cast<std::uint32_t>(report.block_bytes);
   const std::size_t brace = type_prefix.empty() ? std::string_view::npos : scan.object.begin;
   builder{scan, *obj, tail, shift, brace, inserted}.build(layout);
   return obj;
@@ -240,8 +240,29 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
 
 object::~object() = default;
 
+// What a stored object costs beside its text (a pod's was 232 bytes with string views).
+static_assert(sizeof(object) <= 128);
+
+object_meta object::meta() const noexcept {
+  object_meta m;
+  m.namespace_ = namespace_.in(tail_);
+  m.name = name_.in(tail_);
+  m.uid = uid_.in(tail_);
+  m.resource_version = resource_version_.in(tail_);
+  m.generation = generation_;
+  m.deletion_timestamp = deletion_timestamp_.in(tail_);
+  m.labels = {tail_, reinterpret_cast<const text_pair*>(tail_ + labels_at_), labels_};
+  m.annotations = {tail_, reinterpret_cast<const text_pair*>(tail_ + annotations_at_),
+                   annotations_};
+  m.owner_references = {tail_, reinterpret_cast<const stored_owner_reference*>(tail_ + owners_at_),
+                        owners_};
+  return m;
+}
+
 result<object_ptr> object::parse(std::string_view json_text, const object_transform* transform,
                                  const item_type* fill_type) {
+  if (json_text.size() > max_object_bytes)
+    return too_large(json_text.size());
   if (transform && *transform) {
     // The transform needs a tree: parse, fill, transform, and keep the result's text.
     boost::system::error_code ec;
@@ -279,12 +300,14 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
     // the prefix; nothing is scanned again.
     auto obj = make(scan, json_text, 0, type_prefix(*fill_type, scan.has_members));
     // kind and apiVersion are the prefix's strings: `{"kind":"Pod","apiVersion":"v1"`.
-    const char* base = obj->text_ + scan.object.begin;
+    const std::size_t base = obj->text_at_ + scan.object.begin;
     const std::size_t kind_at = std::string_view(R"({"kind":")").size();
     const std::size_t version_at =
         kind_at + fill_type->kind.size() + std::string_view(R"(","apiVersion":")").size();
-    obj->kind_ = std::string_view(base + kind_at, fill_type->kind.size());
-    obj->api_version_ = std::string_view(base + version_at, fill_type->api_version.size());
+    obj->kind_ = {static_cast<std::uint32_t>(base + kind_at),
+                  static_cast<std::uint32_t>(fill_type->kind.size())};
+    obj->api_version_ = {static_cast<std::uint32_t>(base + version_at),
+                         static_cast<std::uint32_t>(fill_type->api_version.size())};
     return object_ptr(std::move(obj));
   }
   return object_ptr(make(scan, json_text, 0));
@@ -293,6 +316,8 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
 result<object_ptr> object::from_scan(std::string_view buffer, const object_scan& scan) {
   const std::string_view text =
       buffer.substr(scan.object.begin, scan.object.end - scan.object.begin);
+  if (text.size() > max_object_bytes)
+    return too_large(text.size());
   return object_ptr(make(scan, text, scan.object.begin));
 }
 
@@ -320,7 +345,7 @@ std::string object::partial_metadata_json() const {
   std::string text = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
   // The metadata's own text is copied as it is.
   if (metadata_end_ > metadata_begin_)
-    text.append(text_ + metadata_begin_, metadata_end_ - metadata_begin_);
+    text.append(json_text().substr(metadata_begin_, metadata_end_ - metadata_begin_));
   else
     text += "{}";
   text += "}";
@@ -334,9 +359,9 @@ object_ptr object::to_partial_metadata() const {
 
 std::optional<std::string> object::field(std::string_view dotted_path) const {
   if (dotted_path == "metadata.name")
-    return std::string(meta_.name);
+    return std::string(name_.in(tail_));
   if (dotted_path == "metadata.namespace")
-    return std::string(meta_.namespace_);
+    return std::string(namespace_.in(tail_));
   // The stored text has no scan padding after it (64 bytes an object): scanned from a copy.
   return scan_field(padded_scratch(json_text()), dotted_path);
 }

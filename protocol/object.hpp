@@ -9,6 +9,7 @@
 // between threads and actors freely: copying the pointer is the only copy ever made.
 
 #include "protocol/gvk.hpp"
+#include "protocol/object_meta.hpp"
 #include "protocol/result.hpp"
 
 #include <boost/json/fwd.hpp>
@@ -17,7 +18,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,35 +27,6 @@ namespace kinformer {
 class object;
 struct object_scan;
 using object_ptr = std::shared_ptr<const object>;
-
-// Labels and annotations as views into the object's JSON, sorted by key.
-using string_map_view = std::span<const std::pair<std::string_view, std::string_view>>;
-
-struct owner_reference {
-  std::string_view api_version;
-  std::string_view kind;
-  std::string_view name;
-  std::string_view uid;
-  bool controller = false;
-  bool block_owner_deletion = false;
-};
-
-// The fields of ObjectMeta every component needs, read once at construction.
-struct object_meta {
-  std::string_view namespace_;
-  std::string_view name;
-  std::string_view uid;
-  std::string_view resource_version;
-  std::int64_t generation = 0;
-  std::string_view deletion_timestamp; // empty unless the object is being deleted
-  string_map_view labels;
-  string_map_view annotations;
-  std::span<const owner_reference> owner_references;
-
-  // The label value for `key`, if present.
-  std::optional<std::string_view> label(std::string_view key) const;
-  std::optional<std::string_view> annotation(std::string_view key) const;
-};
 
 // Applied to a freshly parsed object before it is frozen (for example, dropping
 // metadata.managedFields). It receives the whole object value and may change it in place; the
@@ -68,6 +39,10 @@ struct item_type {
   std::string kind;        // "Pod"; empty: fill nothing
   std::string api_version; // "v1"
 };
+
+// The largest object text kept (an object addresses its bytes with 32-bit offsets); the API
+// server's own limit on a request is 3 MiB.
+inline constexpr std::size_t max_object_bytes = std::size_t(1) << 30;
 
 class object {
 public:
@@ -91,15 +66,16 @@ public:
   ~object();
 
   // The object's JSON text: what was received (or what a transform made), byte for byte.
-  std::string_view json_text() const noexcept { return {text_, size_}; }
+  std::string_view json_text() const noexcept { return {tail_ + text_at_, size_}; }
   // A parsed tree of the text, owned by the caller (default allocator). Costs a parse on every
   // call and about three times the text in memory while the caller keeps it.
   boost::json::value tree() const;
-  const object_meta& meta() const noexcept { return meta_; }
+  // Views into this object, made from its stored spans on each call (a few loads).
+  object_meta meta() const noexcept;
   // "namespace/name", or "name" when cluster-scoped.
-  std::string_view key() const noexcept { return key_; }
-  std::string_view kind() const noexcept { return kind_; }
-  std::string_view api_version() const noexcept { return api_version_; }
+  std::string_view key() const noexcept { return key_.in(tail_); }
+  std::string_view kind() const noexcept { return kind_.in(tail_); }
+  std::string_view api_version() const noexcept { return api_version_.in(tail_); }
 
   // The JSON text as a string (a copy of json_text()).
   std::string to_json() const { return std::string(json_text()); }
@@ -133,16 +109,19 @@ private:
   static std::shared_ptr<object> make(const object_scan& scan, std::string_view text,
                                       std::size_t shift, std::string_view type_prefix = {});
 
-  // Every view below points into the allocation make() made after this object: the metadata
-  // arrays, the key, decoded escapes, then the text.
-  const char* text_ = nullptr;
-  std::size_t size_ = 0;
-  std::size_t block_bytes_ = 0; // the control block, this object and the tail
-  std::uint32_t metadata_begin_ = 0, metadata_end_ = 0; // the text of "metadata"; empty: none
-  object_meta meta_;
-  std::string_view key_;
-  std::string_view kind_;
-  std::string_view api_version_;
+  // Everything below is a place in the tail, the bytes make() allocated after this object: the
+  // metadata arrays, the key, decoded escapes, then the text. Offsets in 32 bits: objects are
+  // smaller than max_object_bytes.
+  const char* tail_ = nullptr;
+  std::uint32_t text_at_ = 0, size_ = 0;
+  std::uint32_t block_bytes_ = 0; // the control block, this object and the tail
+  std::uint32_t metadata_begin_ = 0, metadata_end_ = 0; // in the text; empty: no "metadata"
+  text_span key_, kind_, api_version_;
+  text_span namespace_, name_, uid_, resource_version_, deletion_timestamp_;
+  std::int64_t generation_ = 0;
+  std::uint32_t labels_at_ = 0, labels_ = 0;
+  std::uint32_t annotations_at_ = 0, annotations_ = 0;
+  std::uint32_t owners_at_ = 0, owners_ = 0;
 };
 
 // Reads a dotted path ("status.phase", "spec.nodeName", "metadata.name") as a string, the way

@@ -463,11 +463,10 @@ result<field_requirement> parse_field_term(std::string_view term, std::string_vi
 // ---- label_requirement / label_selector ----
 
 bool label_requirement::matches(const string_map_view& labels) const {
-  auto it = std::lower_bound(labels.begin(), labels.end(), key,
-                             [](const auto& kv, const std::string& k) { return kv.first < k; });
-  const bool present = it != labels.end() && it->first == key;
+  const std::optional<std::string_view> value = labels.find(key);
+  const bool present = value.has_value();
   auto in_values = [&] {
-    return present && std::binary_search(values.begin(), values.end(), it->second);
+    return present && std::binary_search(values.begin(), values.end(), *value);
   };
   switch (op) {
   case label_op::exists:
@@ -484,7 +483,7 @@ bool label_requirement::matches(const string_map_view& labels) const {
   case label_op::less_than: {
     if (!present || values.size() != 1)
       return false;
-    auto have = parse_int64(it->second);
+    auto have = parse_int64(*value);
     auto want = parse_int64(values.front());
     if (!have || !want)
       return false;

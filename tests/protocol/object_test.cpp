@@ -246,3 +246,27 @@ TEST_CASE("a filled-in type, escapes and owner references share the object's one
   CHECK(inside(owner.name));
   CHECK(inside((*obj)->meta().labels[0].second));
 }
+
+TEST_CASE("metadata views and iterators stay valid after the object_meta that made them") {
+  auto obj = object::parse(pod_json);
+  REQUIRE(obj.ok());
+  // meta() is made on each call: what it hands out points into the object, not into it.
+  const string_map_view labels = (*obj)->meta().labels;
+  const auto first = (*obj)->meta().labels.begin();
+  const auto last = (*obj)->meta().labels.end();
+  REQUIRE(last - first == 2);
+  CHECK((*first).first == "app");
+  CHECK(first[1] == std::pair<std::string_view, std::string_view>("tier", "front"));
+  CHECK(labels.find("app") == "web");
+  CHECK_FALSE(labels.find("absent"));
+  CHECK(label_list(first, last) == label_list{{"app", "web"}, {"tier", "front"}});
+  const owner_reference_list owners = (*obj)->meta().owner_references;
+  REQUIRE(owners.size() == 1);
+  CHECK((*owners.begin()).uid == "rs-1");
+  // An empty string is an empty view, present or not.
+  auto bare = object::parse(R"({"metadata":{"name":"","labels":{"k":""}}})");
+  REQUIRE(bare.ok());
+  CHECK((*bare)->meta().name.empty());
+  CHECK((*bare)->meta().label("k") == "");
+  CHECK((*bare)->key().empty());
+}

@@ -1,5 +1,6 @@
 #include "protocol/selector.hpp"
 
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,12 +12,18 @@ using namespace kinformer;
 
 namespace {
 
-// Labels sorted by key, as object_meta holds them.
-std::vector<std::pair<std::string_view, std::string_view>>
-labels(std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
-  std::vector<std::pair<std::string_view, std::string_view>> out(kv.begin(), kv.end());
-  std::sort(out.begin(), out.end());
-  return out;
+// An object's labels, as selectors see them: the object lives as long as this does.
+struct owned_labels {
+  object_ptr object;
+  operator string_map_view() const { return object->meta().labels; }
+};
+
+owned_labels labels(std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
+  boost::json::object map;
+  for (const auto& [key, value] : kv)
+    map[key] = value;
+  boost::json::object metadata{{"name", "x"}, {"labels", std::move(map)}};
+  return {object::from_json(boost::json::object{{"metadata", std::move(metadata)}}).value()};
 }
 
 label_selector parse_labels(std::string_view text) {
