@@ -383,6 +383,8 @@ public:
   void drop_stream();
   // Closes the connection: a stream abruptly, a response once written, an idle one now.
   void disconnect();
+  // Closes the connection now, whatever is in flight: only once no I/O thread runs.
+  void abandon() { close_connection(); }
 
 private:
   void read_request();
@@ -1084,13 +1086,14 @@ void http_server::stop() {
   s.running = false;
   s.stopping = true;
   std::vector<std::shared_ptr<session>> live;
+  std::vector<std::weak_ptr<session>> all;
   {
     std::lock_guard lock(s.sessions_mutex);
-    for (auto& w : s.sessions)
-      if (auto p = w.lock())
-        live.push_back(std::move(p));
-    s.sessions.clear();
+    all.swap(s.sessions);
   }
+  for (auto& w : all)
+    if (auto p = w.lock())
+      live.push_back(std::move(p));
   net::post(s.control, [server = impl_] {
     beast::error_code ignored;
     server->acceptor->close(ignored);
@@ -1110,6 +1113,16 @@ void http_server::stop() {
   s.threads.clear();
   s.acceptor.reset();
   s.stop_deadline.reset();
+  // When the deadline stopped the threads, work was still queued (a write to a client that
+  // stopped reading): its handlers hold their sessions, which hold the server, so none of it
+  // would ever be freed. No thread runs the I/O context now: close what is left here, and let
+  // the aborted operations complete and release what they hold.
+  for (auto& w : all)
+    if (auto p = w.lock())
+      p->abandon();
+  s.ioc.restart();
+  for (int round = 0; round < 100 && s.ioc.poll() > 0; ++round)
+    ;
 }
 
 std::string http_server::local_endpoint() const {

@@ -15,8 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <thread>
 #include <unistd.h>
+
+#include <cerrno>
 
 using namespace kinformer;
 using namespace kinformer::apiserver;
@@ -64,6 +68,21 @@ public:
       out.append(chunk, n);
       if (ec)
         return out;
+    }
+  }
+
+  // Reads and drops whatever arrives until the server closes the connection (true), or until
+  // nothing arrives for `quiet` (false).
+  bool closed_by_server(std::chrono::seconds quiet) {
+    timeval tv{static_cast<time_t>(quiet.count()), 0};
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char chunk[65536];
+    while (true) {
+      const ssize_t n = ::recv(socket_.native_handle(), chunk, sizeof chunk, 0);
+      if (n == 0)
+        return true;
+      if (n < 0)
+        return errno != EAGAIN && errno != EWOULDBLOCK; // a reset is closed too
     }
   }
 
@@ -412,6 +431,28 @@ TEST_CASE("http_server: stop ends open streams cleanly and joins") {
   CHECK_FALSE(stream->write("after stop\n"));
   f.reset(); // the stream outlives the server safely
   CHECK(stream->closed());
+}
+
+TEST_CASE("http_server: stop frees a stream whose client stopped reading") {
+  http_server_options options;
+  options.stream_buffer_limit = std::size_t{256} << 20; // neither bound acts before the stop
+  options.stream_write_timeout = std::chrono::seconds(60);
+  auto f = std::make_unique<server_fixture>(options);
+  stream_route route;
+  f->server.add_route("/watch", route.handler());
+  f->start();
+  client c(f->server.port());
+  auto stream = route.open(c);
+  // The client reads nothing: the socket buffers fill and a write stays in flight.
+  const std::string chunk(64 * 1024, 'x');
+  while (stream->buffered_bytes() < (std::size_t{8} << 20) && stream->write(chunk))
+    ;
+  f->server.stop(); // its deadline (3 s) ends the I/O threads with the write still in flight
+  CHECK(stream->closed());
+  f.reset();
+  // The stalled write's session was released and its connection closed: the client, reading
+  // now, finds the end instead of a connection that stays open.
+  CHECK(c.closed_by_server(std::chrono::seconds(20)));
 }
 
 TEST_CASE("http_server: a body given as pieces arrives whole, and the connection stays alive") {
