@@ -85,6 +85,8 @@ struct read_request {
   std::optional<std::int64_t> timeout_seconds;
   bool allow_bookmarks = false;
   bool send_initial_events = false;
+  // sendInitialEvents=false given: a watch from "" or "0" starts now, with no initial state.
+  bool no_initial_events = false;
   // What a continue token is bound to: the same collection and selectors.
   std::string selection;
   // The answer's shape (Accept), what a Table's rows carry, and which of the kind's configured
@@ -426,6 +428,9 @@ struct watch_context {
   // Resumed from an integer resourceVersion N: the informers replay their changes after N
   // instead of their stores.
   bool resume = false;
+  // sendInitialEvents=false from "" or "0": each informer resumes from its own current
+  // resourceVersion, so only what changes after the watch began is sent.
+  bool from_now = false;
   struct informer_subscription {
     informer_actor informer;
     subscription_id id = 0;
@@ -621,8 +626,11 @@ void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_con
               auto subscribe = [self, ctx, timeout, options, informer,
                                 failed](const informer_stats& stats) {
                 ctx->listed_versions.push_back(stats.resource_version);
+                subscription_options mine = options;
+                if (ctx->from_now && !stats.resource_version.empty())
+                  mine.resume_from = stats.resource_version; // changes after it, not the store
                 self->request(informer, timeout, atoms::subscribe_atom::value,
-                              caf::actor_cast<handler_actor>(self), options)
+                              caf::actor_cast<handler_actor>(self), std::move(mine))
                     .then(
                         [ctx, informer](subscription_id id) {
                           ctx->informers.push_back({informer, id});
@@ -750,6 +758,7 @@ void serve_watch(const state_ptr& st, read_request req,
   // From an integer N without initial events: the client holds the state at N. At "" or "0",
   // or a version that is not an integer, it gets the current state first.
   ctx->resume = !req.send_initial_events && rv != "0" && parse_revision(rv).has_value();
+  ctx->from_now = req.no_initial_events && !ctx->resume;
   ctx->req = std::move(req);
   st->system.spawn(watch_behavior, std::move(ctx));
 }
@@ -765,6 +774,7 @@ std::optional<status> parse_query(const apiserver::request_target& target, read_
   req.watch = query.watch;
   req.allow_bookmarks = query.allow_bookmarks;
   req.send_initial_events = query.send_initial_events.value_or(false);
+  req.no_initial_events = query.send_initial_events == false;
   req.limit = query.limit;
   req.timeout_seconds = query.timeout_seconds;
   req.continue_token = std::move(query.continue_token);

@@ -463,6 +463,29 @@ TEST_CASE_METHOD(read_api_fixture,
   CHECK(bookmark);
 }
 
+TEST_CASE_METHOD(
+    read_api_fixture,
+    "read_api: a watch with sendInitialEvents=false starts now, with no initial state") {
+  raw_client w(server->port());
+  REQUIRE(w.open_watch("/api/v1/namespaces/ns-1/pods?watch=1&sendInitialEvents=false"
+                       "&resourceVersionMatch=NotOlderThan") == 200);
+  // The stream opens once every informer is subscribed: a change made now is the first event,
+  // where a watch without sendInitialEvents would first list every pod as ADDED.
+  auto key = *truth(sim::pods_resource, "ns-1").begin();
+  std::string name(split_object_key(key).name);
+  auto stored = store().get(sim::pods_resource, "ns-1", name);
+  REQUIRE(stored.ok());
+  json::value changed(stored->object->tree(), {});
+  changed.at("metadata").as_object()["labels"].as_object()["read-api-test"] = "now";
+  REQUIRE(store().update_value(sim::pods_resource, "ns-1", name, changed).ok());
+  auto event = w.next_event();
+  INFO(json::serialize(event));
+  REQUIRE(event.is_object());
+  CHECK(event.at("type") == "MODIFIED");
+  CHECK(event.at("object").at("metadata").at("name").as_string() == name);
+  CHECK(event.at("object").at("metadata").at("labels").at("read-api-test") == "now");
+}
+
 TEST_CASE_METHOD(read_api_fixture, "read_api: limit and continue page through one snapshot") {
   raw_client c(server->port());
   std::set<std::string> seen;
