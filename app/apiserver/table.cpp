@@ -1,5 +1,7 @@
 #include "app/apiserver/table.hpp"
 
+#include "app/apiserver/table_printer.hpp"
+
 #include <boost/json.hpp>
 
 namespace kinformer::apiserver {
@@ -29,7 +31,8 @@ std::optional<include_object> parse_include_object(std::string_view value) {
 }
 
 std::string table_json(std::span<const object_ptr> objects, include_object include,
-                       const table_meta& meta, bool with_columns) {
+                       const table_meta& meta, bool with_columns, const table_printer* printer) {
+  const auto now = std::chrono::system_clock::now();
   std::string out = R"({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{)";
   out += R"("resourceVersion":)";
   append_string(out, meta.resource_version);
@@ -42,7 +45,7 @@ std::string table_json(std::span<const object_ptr> objects, include_object inclu
     out += std::to_string(*meta.remaining_item_count);
   }
   out += R"(},"columnDefinitions":)";
-  out += with_columns ? columns : std::string_view("null");
+  out += with_columns ? (printer ? printer->columns : columns) : std::string_view("null");
   out += R"(,"rows":[)";
   bool first = true;
   for (const auto& obj : objects) {
@@ -50,9 +53,13 @@ std::string table_json(std::span<const object_ptr> objects, include_object inclu
       out += ',';
     first = false;
     out += R"({"cells":[)";
-    append_string(out, obj->meta().name);
-    out += ',';
-    append_string(out, obj->field("metadata.creationTimestamp").value_or(""));
+    if (printer) {
+      printer->cells(*obj, now, out);
+    } else {
+      append_string(out, obj->meta().name);
+      out += ',';
+      append_string(out, obj->field("metadata.creationTimestamp").value_or(""));
+    }
     out += ']';
     switch (include) {
     case include_object::none:

@@ -1,8 +1,9 @@
 #pragma once
-// The API server's default Table (meta.k8s.io/v1) for kinds without printer columns of their own
-// (k8s.io/apiserver/pkg/registry/rest.NewDefaultTableConvertor): columns Name and Created At, one
-// row per object, each row carrying the object in the form `includeObject` asks for: its
-// PartialObjectMetadata by default, which kubectl reads namespaces and names from.
+// A Table (meta.k8s.io/v1) of objects: with a kind's printer columns (table_printer.hpp), or the
+// API server's default for kinds without (k8s.io/apiserver/pkg/registry/rest
+// .NewDefaultTableConvertor): columns Name and Created At. One row per object, each carrying the
+// object in the form `includeObject` asks for: its PartialObjectMetadata by default, which
+// kubectl reads namespaces and names from.
 
 #include "protocol/object.hpp"
 
@@ -13,6 +14,8 @@
 #include <string_view>
 
 namespace kinformer::apiserver {
+
+struct table_printer;
 
 enum class include_object { none, metadata, object };
 
@@ -25,9 +28,11 @@ struct table_meta {
   std::optional<std::int64_t> remaining_item_count;
 };
 
-// A Table of `objects`. `with_columns` false leaves the column definitions out, as the API server
-// does for every watch event after the first.
+// A Table of `objects`, by `printer` (full objects of its kind) or with the default columns
+// (null). `with_columns` false leaves the column definitions out, as the API server does for
+// every watch event after the first.
 std::string table_json(std::span<const object_ptr> objects, include_object include,
-                       const table_meta& meta, bool with_columns = true);
+                       const table_meta& meta, bool with_columns = true,
+                       const table_printer* printer = nullptr);
 
 } // namespace kinformer::apiserver

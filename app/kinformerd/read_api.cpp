@@ -15,6 +15,7 @@
 #include "app/apiserver/request_path.hpp"
 #include "app/apiserver/response_form.hpp"
 #include "app/apiserver/table.hpp"
+#include "app/apiserver/table_printer.hpp"
 #include "app/apiserver/watch_event.hpp"
 #include "app/apiserver/watch_projection.hpp"
 #include "app/kinformerd/continue_snapshots.hpp"
@@ -94,6 +95,12 @@ struct read_request {
   apiserver::response_shape shape = apiserver::response_shape::object;
   apiserver::include_object include = apiserver::include_object::metadata;
   bool metadata_informer = false;
+
+  // The kind's printer columns for a Table; none from a metadata-only informer, whose objects
+  // have no spec or status to print (the default columns then).
+  const apiserver::table_printer* printer() const {
+    return metadata_informer ? nullptr : apiserver::printer_for(info->gvr.group, info->kind);
+  }
 
   kind_request kind() const {
     return kind_request{group_version_kind{info->gvr.group, info->gvr.version, info->kind}, "",
@@ -246,7 +253,7 @@ apiserver::http_response list_reply(const read_request& req, const std::string& 
   if (req.shape == apiserver::response_shape::table)
     return json_reply(apiserver::table_json(
         std::span<const object_ptr>(items).subspan(offset, count), req.include,
-        {snapshot->resource_version, continue_token, remaining}));
+        {snapshot->resource_version, continue_token, remaining}, true, req.printer()));
   boost::json::object metadata{{"resourceVersion", snapshot->resource_version}};
   if (!continue_token.empty()) {
     metadata["continue"] = continue_token;
@@ -405,9 +412,9 @@ void serve_get(const state_ptr& st, read_request req,
         .then(
             [exchange, req](const object_ptr& obj) {
               if (req.shape == apiserver::response_shape::table) {
-                exchange->respond(json_reply(
-                    apiserver::table_json(std::span<const object_ptr>(&obj, 1), req.include,
-                                          {obj->meta().resource_version, {}, {}})));
+                exchange->respond(json_reply(apiserver::table_json(
+                    std::span<const object_ptr>(&obj, 1), req.include,
+                    {obj->meta().resource_version, {}, {}}, true, req.printer())));
                 return;
               }
               std::string scratch;
@@ -487,7 +494,7 @@ struct watch_context {
       const bool first = !table_columns_sent;
       table_columns_sent = true;
       return apiserver::table_json(std::span<const object_ptr>(&obj, 1), req.include,
-                                   {obj->meta().resource_version, {}, {}}, first);
+                                   {obj->meta().resource_version, {}, {}}, first, req.printer());
     }
     std::string scratch;
     return std::string(req.item_text(*obj, scratch));

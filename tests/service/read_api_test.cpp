@@ -927,11 +927,27 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: kubectl's Table, and 406 for what 
   REQUIRE(table.result_int() == 200);
   auto body = json::parse(table.body());
   CHECK(body.at("kind") == "Table");
-  CHECK(body.at("columnDefinitions").as_array().size() == 2);
+  // Pods are cached whole: the API server's pod columns, READY to READINESS GATES.
+  const auto& columns = body.at("columnDefinitions").as_array();
+  REQUIRE(columns.size() == 9);
+  CHECK(columns[1].at("name") == "Ready");
+  CHECK(columns[2].at("name") == "Status");
+  CHECK(columns[6].at("priority") == 1);
   CHECK(body.at("rows").as_array().size() == 4);
   CHECK_FALSE(body.at("metadata").at("continue").as_string().empty());
-  for (const auto& row : body.at("rows").as_array())
+  for (const auto& row : body.at("rows").as_array()) {
     check_partial(row.at("object"));
+    const auto& meta = row.at("object").at("metadata");
+    auto stored = store().get(sim::pods_resource, std::string(meta.at("namespace").as_string()),
+                              std::string(meta.at("name").as_string()));
+    REQUIRE(stored.ok());
+    const auto pod = stored->object->tree();
+    const auto& cells = row.at("cells").as_array();
+    REQUIRE(cells.size() == 9);
+    CHECK(cells[0] == meta.at("name"));
+    CHECK(cells[2] == pod.at("status").at("phase")); // running containers: the phase
+    CHECK(cells[6] == pod.at("spec").at("nodeName"));
+  }
 
   c.accept = "application/yaml";
   auto refused = c.request("/api/v1/pods");
@@ -989,10 +1005,18 @@ TEST_CASE_METHOD(read_api_fixture,
                  "read_api: kubectl prints the server's Table, even metadata-only") {
   SKIP_WITHOUT_KUBECTL();
   auto pods = kubectl_ok({"get", "pods", "-n", "ns-1"});
-  CHECK(pods.find("CREATED AT") != std::string::npos);
+  INFO(pods);
+  CHECK(pods.starts_with("NAME"));
+  for (const auto* column : {"READY", "STATUS", "RESTARTS", "AGE"})
+    CHECK(pods.find(column) != std::string::npos);
+  CHECK(pods.find("NODE") == std::string::npos); // a priority-1 column: -o wide only
   for (const auto& key : truth(sim::pods_resource, "ns-1"))
     CHECK(pods.find(std::string(split_object_key(key).name)) != std::string::npos);
+  auto wide = kubectl_ok({"get", "pods", "-n", "ns-1", "-o", "wide"});
+  CHECK(wide.find("NOMINATED NODE") != std::string::npos);
+  // Configmaps are cached metadata-only: the default columns.
   auto configmaps = kubectl_ok({"get", "configmaps", "-n", "default"});
+  CHECK(configmaps.find("CREATED AT") != std::string::npos);
   CHECK(configmaps.find("cm-2") != std::string::npos);
   auto whole = kubectl({"get", "configmaps", "-n", "default", "-o", "json"});
   CHECK(whole.exit_code != 0);
