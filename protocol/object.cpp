@@ -243,22 +243,6 @@ object::~object() = default;
 // What a stored object costs beside its text (a pod's was 232 bytes with string views).
 static_assert(sizeof(object) <= 128);
 
-object_meta object::meta() const noexcept {
-  object_meta m;
-  m.namespace_ = namespace_.in(tail_);
-  m.name = name_.in(tail_);
-  m.uid = uid_.in(tail_);
-  m.resource_version = resource_version_.in(tail_);
-  m.generation = generation_;
-  m.deletion_timestamp = deletion_timestamp_.in(tail_);
-  m.labels = {tail_, reinterpret_cast<const text_pair*>(tail_ + labels_at_), labels_};
-  m.annotations = {tail_, reinterpret_cast<const text_pair*>(tail_ + annotations_at_),
-                   annotations_};
-  m.owner_references = {tail_, reinterpret_cast<const stored_owner_reference*>(tail_ + owners_at_),
-                        owners_};
-  return m;
-}
-
 result<object_ptr> object::parse(std::string_view json_text, const object_transform* transform,
                                  const item_type* fill_type) {
   if (json_text.size() > max_object_bytes)

@@ -70,8 +70,23 @@ public:
   // A parsed tree of the text, owned by the caller (default allocator). Costs a parse on every
   // call and about three times the text in memory while the caller keeps it.
   boost::json::value tree() const;
-  // Views into this object, made from its stored spans on each call (a few loads).
-  object_meta meta() const noexcept;
+  // Views into this object, made from its stored spans on each call (a few loads; inline, so
+  // a caller that reads one field pays for that one).
+  object_meta meta() const noexcept {
+    object_meta m;
+    m.namespace_ = namespace_.in(tail_);
+    m.name = name_.in(tail_);
+    m.uid = uid_.in(tail_);
+    m.resource_version = resource_version_.in(tail_);
+    m.generation = generation_;
+    m.deletion_timestamp = deletion_timestamp_.in(tail_);
+    m.labels = {tail_, reinterpret_cast<const text_pair*>(tail_ + labels_at_), labels_};
+    m.annotations = {tail_, reinterpret_cast<const text_pair*>(tail_ + annotations_at_),
+                     annotations_};
+    m.owner_references = {
+        tail_, reinterpret_cast<const stored_owner_reference*>(tail_ + owners_at_), owners_};
+    return m;
+  }
   // "namespace/name", or "name" when cluster-scoped.
   std::string_view key() const noexcept { return key_.in(tail_); }
   std::string_view kind() const noexcept { return kind_.in(tail_); }
