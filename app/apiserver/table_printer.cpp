@@ -133,6 +133,31 @@ std::string map_selector_text(const json::value* selector) {
   return terms.empty() ? "<none>" : join(terms);
 }
 
+// ---- column definitions ----
+
+struct column {
+  std::string_view name, type;
+  int priority = 0;
+  std::string_view description;
+  std::string_view format = "";
+};
+
+const column name_column{"Name", "string", 0, "Name must be unique within a namespace.", "name"};
+const column age_column{"Age", "string", 0,
+                        "CreationTimestamp is a timestamp representing the server time when this "
+                        "object was created."};
+
+std::string columns_json(std::initializer_list<column> columns) {
+  json::array out;
+  for (const auto& c : columns)
+    out.push_back(json::object{{"name", c.name},
+                               {"type", c.type},
+                               {"format", c.format},
+                               {"description", c.description},
+                               {"priority", c.priority}});
+  return json::serialize(out);
+}
+
 // ---- timestamps ----
 
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
@@ -203,28 +228,6 @@ std::string human_duration(std::chrono::system_clock::duration d) {
 }
 
 // ---- the printers ----
-
-#define KINFORMER_COLUMN(name, type, priority, description)                                        \
-  R"({"name":")" name R"(","type":")" type R"(","format":"","description":")" description          \
-  R"(","priority":)" #priority "}"
-
-constexpr std::string_view
-    pod_columns =
-        R"([{"name":"Name","type":"string","format":"name","description":"Name must be unique within )"
-        R"(a namespace.","priority":0},)" KINFORMER_COLUMN(
-            "Ready", "string",
-            0, "The aggregate readiness state of this pod for accepting traffic.") "," KINFORMER_COLUMN("Status",
-                                                                                                        "string",
-                                                                                                        0, "The aggregate status of the containers in this pod.") "," KINFORMER_COLUMN("Restarts",
-                                                                                                                                                                                       "string",
-                                                                                                                                                                                       0,
-                                                                                                                                                                                       "The number of times the containers in this pod have been restarted and "
-                                                                                                                                                                                       "when the last container in this pod has restarted.") ","
-                                                                                                                                                                                                                                             R"({"name":"Age","type":"string","format":"","description":"CreationTimestamp is a )"
-                                                                                                                                                                                                                                             R"(timestamp representing the server time when this object was created.","priority":0},)" KINFORMER_COLUMN("IP", "string", 1, "IP address allocated to the pod.") "," KINFORMER_COLUMN("Node",
-                                                                                                                                                                                                                                                                                                                                                                                                                                    "string",
-                                                                                                                                                                                                                                                                                                                                                                                                                                    1, "NodeName is the node the pod is scheduled onto.") "," KINFORMER_COLUMN("Nominated Node", "string", 1, "nominatedNodeName is set when this pod preempts other pods on the node.") "," KINFORMER_COLUMN("Readiness Gates", "string", 1,
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              "If specified, all readiness gates will be evaluated for pod readiness.") "]";
 
 bool condition_true(const json::value& obj, std::string_view type) {
   for (const auto& c : array(obj, {"status", "conditions"}))
@@ -333,48 +336,6 @@ void pod_cells(const object& pod, std::chrono::system_clock::time_point now, std
       .text(gates);
 }
 
-constexpr std::string_view deployment_columns =
-    R"([{"name":"Name","type":"string","format":"name","description":"Name must be unique within )"
-    R"(a namespace.","priority":0},)" KINFORMER_COLUMN("Ready", "string", 0, "Number of the pod with ready state") "," KINFORMER_COLUMN(
-        "Up-to-date", "integer", 0,
-        "Total number of non-terminated pods targeted by this deployment that have "
-        "the desired template spec.") "," KINFORMER_COLUMN("Available", "integer", 0,
-                                                           "Total number of available pods (ready "
-                                                           "for at least minReadySeconds) "
-                                                           "targeted by this deployment.") ","
-                                                                                           R"({"name":"Age","type":"string","format":"","description":"CreationTimestamp is a )"
-                                                                                           R"(timestamp representing the server time when this object was created.","priority":0},)" KINFORMER_COLUMN(
-                                                                                               "Con"
-                                                                                               "tai"
-                                                                                               "ner"
-                                                                                               "s",
-                                                                                               "str"
-                                                                                               "in"
-                                                                                               "g",
-                                                                                               1,
-                                                                                               "Nam"
-                                                                                               "es "
-                                                                                               "of "
-                                                                                               "eac"
-                                                                                               "h "
-                                                                                               "con"
-                                                                                               "tai"
-                                                                                               "ner"
-                                                                                               " in"
-                                                                                               " th"
-                                                                                               "e "
-                                                                                               "tem"
-                                                                                               "pla"
-                                                                                               "te"
-                                                                                               ".") "," KINFORMER_COLUMN("Images",
-                                                                                                                         "string",
-                                                                                                                         1,
-                                                                                                                         "Images referenced by each container in the template.") "," KINFORMER_COLUMN("Selector",
-                                                                                                                                                                                                      "string",
-                                                                                                                                                                                                      1,
-                                                                                                                                                                                                      "Label selector for pods. Existing ReplicaSets whose pods are selected by "
-                                                                                                                                                                                                      "this will be the ones affected by this deployment.") "]";
-
 void deployment_cells(const object& d, std::chrono::system_clock::time_point now,
                       std::string& out) {
   const json::value tree = d.tree();
@@ -397,14 +358,6 @@ void deployment_cells(const object& d, std::chrono::system_clock::time_point now
       .text(selector_text(at(tree, {"spec", "selector"})));
 }
 
-constexpr std::string_view configmap_columns =
-    R"([{"name":"Name","type":"string","format":"name","description":"Name must be unique within )"
-    R"(a namespace.","priority":0},)" KINFORMER_COLUMN(
-        "Data", "string", 0,
-        "Data contains the configuration data.") ","
-                                                 R"({"name":"Age","type":"string","format":"","description":"CreationTimestamp is a )"
-                                                 R"(timestamp representing the server time when this object was created.","priority":0}])";
-
 void configmap_cells(const object& cm, std::chrono::system_clock::time_point now,
                      std::string& out) {
   const json::value tree = cm.tree();
@@ -413,24 +366,6 @@ void configmap_cells(const object& cm, std::chrono::system_clock::time_point now
       .number(static_cast<std::int64_t>(members(tree, {"data"}) + members(tree, {"binaryData"})))
       .text(human_age(str(tree, {"metadata", "creationTimestamp"}), now));
 }
-
-constexpr std::string_view secret_columns =
-    R"([{"name":"Name","type":"string","format":"name","description":"Name must be unique within )"
-    R"(a namespace.","priority":0},)" KINFORMER_COLUMN(
-        "Type", "string",
-        0, "Used to facilitate programmatic handling of secret data.") "," KINFORMER_COLUMN("Data",
-                                                                                            "strin"
-                                                                                            "g",
-                                                                                            0,
-                                                                                            "Data "
-                                                                                            "contai"
-                                                                                            "ns "
-                                                                                            "the "
-                                                                                            "secret"
-                                                                                            " data"
-                                                                                            ".") ","
-                                                                                                 R"({"name":"Age","type":"string","format":"","description":"CreationTimestamp is a )"
-                                                                                                 R"(timestamp representing the server time when this object was created.","priority":0}])";
 
 void secret_cells(const object& s, std::chrono::system_clock::time_point now, std::string& out) {
   const json::value tree = s.tree();
@@ -441,14 +376,6 @@ void secret_cells(const object& s, std::chrono::system_clock::time_point now, st
       .text(human_age(str(tree, {"metadata", "creationTimestamp"}), now));
 }
 
-constexpr std::string_view namespace_columns =
-    R"([{"name":"Name","type":"string","format":"name","description":"Name must be unique within )"
-    R"(a namespace.","priority":0},)" KINFORMER_COLUMN(
-        "Status", "string", 0,
-        "The status of the namespace") ","
-                                       R"({"name":"Age","type":"string","format":"","description":"CreationTimestamp is a )"
-                                       R"(timestamp representing the server time when this object was created.","priority":0}])";
-
 void namespace_cells(const object& ns, std::chrono::system_clock::time_point now,
                      std::string& out) {
   const json::value tree = ns.tree();
@@ -457,90 +384,6 @@ void namespace_cells(const object& ns, std::chrono::system_clock::time_point now
       .text(str(tree, {"status", "phase"}))
       .text(human_age(str(tree, {"metadata", "creationTimestamp"}), now));
 }
-
-constexpr std::
-    string_view
-        service_columns = R"([{"name":"Name","type":"string","format":"name","description":"Name must be unique within )"
-                          R"(a namespace.","priority":0},)" KINFORMER_COLUMN("Type", "string", 0, "type determines how the Service is exposed.") "," KINFORMER_COLUMN(
-                              "Cluster-IP", "string", 0,
-                              "clusterIP is the IP address of the service and is usually assigned "
-                              "randomly.") "," KINFORMER_COLUMN("External-IP", "string", 0,
-                                                                "externalIPs is a list of IP "
-                                                                "addresses for which nodes in the "
-                                                                "cluster will "
-                                                                "also accept traffic for this "
-                                                                "service.") "," KINFORMER_COLUMN("P"
-                                                                                                 "o"
-                                                                                                 "r"
-                                                                                                 "t"
-                                                                                                 "("
-                                                                                                 "s"
-                                                                                                 ")",
-                                                                                                 "s"
-                                                                                                 "t"
-                                                                                                 "r"
-                                                                                                 "i"
-                                                                                                 "n"
-                                                                                                 "g",
-                                                                                                 0,
-                                                                                                 "T"
-                                                                                                 "h"
-                                                                                                 "e"
-                                                                                                 " "
-                                                                                                 "l"
-                                                                                                 "i"
-                                                                                                 "s"
-                                                                                                 "t"
-                                                                                                 " "
-                                                                                                 "o"
-                                                                                                 "f"
-                                                                                                 " "
-                                                                                                 "p"
-                                                                                                 "o"
-                                                                                                 "r"
-                                                                                                 "t"
-                                                                                                 "s"
-                                                                                                 " "
-                                                                                                 "t"
-                                                                                                 "h"
-                                                                                                 "a"
-                                                                                                 "t"
-                                                                                                 " "
-                                                                                                 "a"
-                                                                                                 "r"
-                                                                                                 "e"
-                                                                                                 " "
-                                                                                                 "e"
-                                                                                                 "x"
-                                                                                                 "p"
-                                                                                                 "o"
-                                                                                                 "s"
-                                                                                                 "e"
-                                                                                                 "d"
-                                                                                                 " "
-                                                                                                 "b"
-                                                                                                 "y"
-                                                                                                 " "
-                                                                                                 "t"
-                                                                                                 "h"
-                                                                                                 "i"
-                                                                                                 "s"
-                                                                                                 " "
-                                                                                                 "s"
-                                                                                                 "e"
-                                                                                                 "r"
-                                                                                                 "v"
-                                                                                                 "i"
-                                                                                                 "c"
-                                                                                                 "e"
-                                                                                                 ".") ","
-                                                                                                      R"({"name":"Age","type":"string","format":"","description":"CreationTimestamp is a )"
-                                                                                                      R"(timestamp representing the server time when this object was created.","priority":0},)" KINFORMER_COLUMN(
-                                                                                                          "Selector",
-                                                                                                          "string",
-                                                                                                          1,
-                                                                                                          "Route service traffic to pods with label keys and values matching this "
-                                                                                                          "selector.") "]";
 
 std::string service_external_ip(const json::value& tree, std::string_view type) {
   std::vector<std::string> ips;
@@ -589,41 +432,6 @@ void service_cells(const object& svc, std::chrono::system_clock::time_point now,
       .text(map_selector_text(at(tree, {"spec", "selector"})));
 }
 
-constexpr std::
-    string_view node_columns = R"([{"name":"Name","type":"string","format":"name","description":"Name must be unique within )"
-                               R"(a namespace.","priority":0},)" KINFORMER_COLUMN("Status", "string", 0, "The status of the node") "," KINFORMER_COLUMN(
-                                   "Roles", "string", 0,
-                                   "The roles of the node") ","
-                                                            R"({"name":"Age","type":"string","format":"","description":"CreationTimestamp is a )"
-                                                            R"(timestamp representing the server time when this object was created.","priority":0},)" KINFORMER_COLUMN(
-                                                                "Version", "string", 0,
-                                                                "Kubelet Version reported by the "
-                                                                "node.") "," KINFORMER_COLUMN("Inte"
-                                                                                              "rnal"
-                                                                                              "-IP",
-                                                                                              "stri"
-                                                                                              "ng",
-                                                                                              1,
-                                                                                              "List"
-                                                                                              " of "
-                                                                                              "addr"
-                                                                                              "esse"
-                                                                                              "s "
-                                                                                              "reac"
-                                                                                              "habl"
-                                                                                              "e "
-                                                                                              "to "
-                                                                                              "the "
-                                                                                              "node"
-                                                                                              ".") "," KINFORMER_COLUMN("External-IP",
-                                                                                                                        "string",
-                                                                                                                        1,
-                                                                                                                        "List of addresses reachable to the node.") "," KINFORMER_COLUMN("OS-Image",
-                                                                                                                                                                                         "string", 1, "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).") "," KINFORMER_COLUMN("Kernel-Version", "string", 1, "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).") "," KINFORMER_COLUMN("Container-Runtime",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                             "string",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                             1,
-                                                                                                                                                                                                                                                                                                                                                                                                                                                             "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).") "]";
-
 void node_cells(const object& node, std::chrono::system_clock::time_point now, std::string& out) {
   const json::value tree = node.tree();
   std::vector<std::string> status;
@@ -668,8 +476,6 @@ void node_cells(const object& node, std::chrono::system_clock::time_point now, s
       .text(info("containerRuntimeVersion"));
 }
 
-#undef KINFORMER_COLUMN
-
 } // namespace
 
 std::string human_age(std::string_view rfc3339, std::chrono::system_clock::time_point now) {
@@ -680,13 +486,84 @@ std::string human_age(std::string_view rfc3339, std::chrono::system_clock::time_
 }
 
 const table_printer* printer_for(std::string_view group, std::string_view kind) {
-  static const table_printer pods{pod_columns, pod_cells};
-  static const table_printer deployments{deployment_columns, deployment_cells};
-  static const table_printer configmaps{configmap_columns, configmap_cells};
-  static const table_printer secrets{secret_columns, secret_cells};
-  static const table_printer namespaces{namespace_columns, namespace_cells};
-  static const table_printer services{service_columns, service_cells};
-  static const table_printer nodes{node_columns, node_cells};
+  // The API server's columns (printers.go), their descriptions shortened from the API's docs.
+  static const table_printer pods{
+      columns_json(
+          {name_column,
+           {"Ready", "string", 0,
+            "The aggregate readiness state of this pod for accepting traffic."},
+           {"Status", "string", 0, "The aggregate status of the containers in this pod."},
+           {"Restarts", "string", 0,
+            "The number of times the containers in this pod have been restarted and when the "
+            "last container in this pod has restarted."},
+           age_column,
+           {"IP", "string", 1, "IP address allocated to the pod."},
+           {"Node", "string", 1, "NodeName is the node the pod is scheduled onto."},
+           {"Nominated Node", "string", 1,
+            "nominatedNodeName is set when this pod preempts other pods on the node."},
+           {"Readiness Gates", "string", 1,
+            "If specified, all readiness gates will be evaluated for pod readiness."}}),
+      pod_cells};
+  static const table_printer deployments{
+      columns_json({name_column,
+                    {"Ready", "string", 0, "Number of the pod with ready state"},
+                    {"Up-to-date", "integer", 0,
+                     "Total number of non-terminated pods targeted by this deployment that have "
+                     "the desired template spec."},
+                    {"Available", "integer", 0,
+                     "Total number of available pods (ready for at least minReadySeconds) "
+                     "targeted by this deployment."},
+                    age_column,
+                    {"Containers", "string", 1, "Names of each container in the template."},
+                    {"Images", "string", 1, "Images referenced by each container in the template."},
+                    {"Selector", "string", 1,
+                     "Label selector for pods. Existing ReplicaSets whose pods are selected by "
+                     "this will be the ones affected by this deployment."}}),
+      deployment_cells};
+  static const table_printer configmaps{
+      columns_json({name_column,
+                    {"Data", "string", 0, "Data contains the configuration data."},
+                    age_column}),
+      configmap_cells};
+  static const table_printer secrets{
+      columns_json(
+          {name_column,
+           {"Type", "string", 0, "Used to facilitate programmatic handling of secret data."},
+           {"Data", "string", 0, "Data contains the secret data."},
+           age_column}),
+      secret_cells};
+  static const table_printer namespaces{
+      columns_json(
+          {name_column, {"Status", "string", 0, "The status of the namespace"}, age_column}),
+      namespace_cells};
+  static const table_printer services{
+      columns_json(
+          {name_column,
+           {"Type", "string", 0, "type determines how the Service is exposed."},
+           {"Cluster-IP", "string", 0,
+            "clusterIP is the IP address of the service and is usually assigned randomly."},
+           {"External-IP", "string", 0,
+            "externalIPs is a list of IP addresses for which nodes in the cluster will also "
+            "accept traffic for this service."},
+           {"Port(s)", "string", 0, "The list of ports that are exposed by this service."},
+           age_column,
+           {"Selector", "string", 1,
+            "Route service traffic to pods with label keys and values matching this selector."}}),
+      service_cells};
+  static const table_printer nodes{
+      columns_json(
+          {name_column,
+           {"Status", "string", 0, "The status of the node"},
+           {"Roles", "string", 0, "The roles of the node"},
+           age_column,
+           {"Version", "string", 0, "Kubelet Version reported by the node."},
+           {"Internal-IP", "string", 1, "List of addresses reachable to the node."},
+           {"External-IP", "string", 1, "List of addresses reachable to the node."},
+           {"OS-Image", "string", 1, "OS Image reported by the node from /etc/os-release."},
+           {"Kernel-Version", "string", 1, "Kernel Version reported by the node from uname -r."},
+           {"Container-Runtime", "string", 1,
+            "ContainerRuntime Version reported by the node through runtime remote API."}}),
+      node_cells};
   if (group == "apps")
     return kind == "Deployment" ? &deployments : nullptr;
   if (!group.empty())

@@ -14,7 +14,7 @@
 namespace kinformer::apiserver {
 
 struct table_printer {
-  std::string_view columns; // the columnDefinitions array, as JSON
+  std::string columns; // the columnDefinitions array, as JSON
   // Appends the row's cells (a JSON array) for one full object; `now` is what ages count from.
   void (*cells)(const object& obj, std::chrono::system_clock::time_point now, std::string& out);
 };
