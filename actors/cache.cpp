@@ -751,9 +751,9 @@ cache_actor spawn_cache(caf::actor_system& system, std::shared_ptr<api_client> c
           auto promise = self->make_response_promise<subscription_id>();
           // Resuming needs each informer's own answer, which a relay spanning restarts cannot
           // give: subscribe to the informers themselves (get_informer) for that.
-          if (options.resume_from) {
+          if (options.resume_from || options.from_now) {
             fail(promise, make_error(errc::invalid_argument,
-                                     "resume_from: subscribe to the kind's informers "
+                                     "resume_from, from_now: subscribe to the kind's informers "
                                      "directly (the cache's subscriptions outlive them)"));
             return promise;
           }

@@ -199,7 +199,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
                subscription_options options) -> caf::result<subscription_id> {
           auto& st = self->state;
           std::vector<delta> replay;
-          if (options.resume_from) {
+          if (options.resume_from && !options.from_now) {
             // Before the first list there is no history to resume from.
             if (!st.objects->has_synced())
               return to_caf_error(
@@ -218,7 +218,9 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           self->monitor(handler);
           auto period = options.resync_period;
           auto [it, _] = st.subscriptions.try_emplace(id, std::move(handler), std::move(options));
-          if (it->second.options.resume_from) {
+          if (it->second.options.from_now) {
+            // Nothing before this moment: the subscription is synced at once, empty.
+          } else if (it->second.options.resume_from) {
             // The subscriber holds the state at that version: only what changed since.
             for (auto& d : replay)
               it->second.queue.push(std::move(d));

@@ -51,6 +51,9 @@ struct subscription_options {
   // back to N (the handler must relist: the API server's 410 Expired). Informer subscriptions
   // only: the cache refuses it (its subscriptions outlive informers, whose windows start afresh).
   std::optional<std::string> resume_from;
+  // No initial deltas at all: only what changes after the subscribe is delivered (a watch that
+  // starts now, as sendInitialEvents=false asks). Informer subscriptions only, as resume_from.
+  bool from_now = false;
 };
 
 // A list and the resourceVersion of the one store snapshot it was read from, so that a watch

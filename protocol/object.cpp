@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace json = boost::json;
 
@@ -87,8 +88,9 @@ bool needs_type(const object_scan& scan, const item_type* fill) {
 
 error too_large(std::size_t bytes) {
   return make_error(errc::too_large, "an object of " + std::to_string(bytes) +
-                                         " bytes is larger than " +
-                                         std::to_string(max_object_bytes) + " bytes");
+                                         " bytes is too large to keep (at most " +
+                                         std::to_string(max_object_bytes) +
+                                         " bytes of text, and 4 GiB with its metadata)");
 }
 
 } // namespace
@@ -216,6 +218,10 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
                                      std::size_t shift, std::string_view type_prefix) {
   const std::size_t inserted = type_prefix.empty() ? 0 : type_prefix.size() - 1;
   const object_tail layout(scan, text.size() + inserted);
+  // Spans are 32-bit offsets into the tail, and its arrays can outgrow the text (an owner
+  // reference `{}` is 3 bytes of text and 36 in the tail).
+  if (layout.bytes() > std::numeric_limits<std::uint32_t>::max() - 4096)
+    return nullptr;
   tail_report report;
   auto obj = std::allocate_shared<object>(tail_allocator<object>(layout.bytes(), &report),
                                           construct_tag{});
@@ -283,6 +289,8 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
     // The type goes in place of the opening brace as the text is copied: every range moves by
     // the prefix; nothing is scanned again.
     auto obj = make(scan, json_text, 0, type_prefix(*fill_type, scan.has_members));
+    if (!obj)
+      return too_large(json_text.size());
     // kind and apiVersion are the prefix's strings: `{"kind":"Pod","apiVersion":"v1"`.
     const std::size_t base = obj->text_at_ + scan.object.begin;
     const std::size_t kind_at = std::string_view(R"({"kind":")").size();
@@ -294,7 +302,9 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
                          static_cast<std::uint32_t>(fill_type->api_version.size())};
     return object_ptr(std::move(obj));
   }
-  return object_ptr(make(scan, json_text, 0));
+  if (auto obj = make(scan, json_text, 0))
+    return object_ptr(std::move(obj));
+  return too_large(json_text.size());
 }
 
 result<object_ptr> object::from_scan(std::string_view buffer, const object_scan& scan) {
@@ -302,7 +312,9 @@ result<object_ptr> object::from_scan(std::string_view buffer, const object_scan&
       buffer.substr(scan.object.begin, scan.object.end - scan.object.begin);
   if (text.size() > max_object_bytes)
     return too_large(text.size());
-  return object_ptr(make(scan, text, scan.object.begin));
+  if (auto obj = make(scan, text, scan.object.begin))
+    return object_ptr(std::move(obj));
+  return too_large(text.size());
 }
 
 result<object_ptr> object::from_json(const json::value& value, const object_transform* transform) {

@@ -119,7 +119,8 @@ public:
   explicit object(construct_tag) noexcept {} // for make(): objects are made by the functions above
 
 private:
-  // The object, its control block and everything it points to, in one allocation. `text` is what
+  // The object, its control block and everything it points to, in one allocation; null when
+  // that would pass what 32-bit spans reach. `text` is what
   // `scan` scanned, at offset `shift` of its buffer; a `type_prefix` replaces its opening brace.
   static std::shared_ptr<object> make(const object_scan& scan, std::string_view text,
                                       std::size_t shift, std::string_view type_prefix = {});

@@ -1070,6 +1070,7 @@ status_result http_server::start() {
   s.endpoint_text = host + ":" + std::to_string(s.bound_port);
   s.running = true;
   s.stopping = false;
+  s.ioc.restart(); // a stop() before leaves it stopped: run() would return at once
   accept_next(impl_);
   for (std::size_t i = 0; i < std::max<std::size_t>(1, s.options.io_threads); ++i)
     s.threads.emplace_back([&s] {
@@ -1117,6 +1118,12 @@ void http_server::stop() {
   // stopped reading): its handlers hold their sessions, which hold the server, so none of it
   // would ever be freed. No thread runs the I/O context now: close what is left here, and let
   // the aborted operations complete and release what they hold.
+  {
+    // And any an accept registered while stop() began.
+    std::lock_guard lock(s.sessions_mutex);
+    all.insert(all.end(), s.sessions.begin(), s.sessions.end());
+    s.sessions.clear();
+  }
   for (auto& w : all)
     if (auto p = w.lock())
       p->abandon();

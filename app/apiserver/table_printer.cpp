@@ -93,15 +93,16 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
-// metav1.LabelSelector as the API server prints it: matchLabels then expressions, sorted.
+// metav1.LabelSelector as LabelSelectorAsSelector(...).String() prints it: requirements sorted
+// by key; "" for none.
 std::string selector_text(const json::value* selector) {
   if (!selector || !selector->is_object())
-    return "<none>";
-  std::vector<std::string> terms;
+    return "";
+  std::vector<std::pair<std::string, std::string>> terms; // key, requirement
   if (const auto* labels = at(*selector, {"matchLabels"}); labels && labels->is_object())
     for (const auto& [k, v] : labels->get_object())
       if (v.is_string())
-        terms.push_back(std::string(k) + "=" + std::string(v.get_string()));
+        terms.emplace_back(k, std::string(k) + "=" + std::string(v.get_string()));
   for (const auto& e : array(*selector, {"matchExpressions"})) {
     std::string key(str(e, {"key"})), op(str(e, {"operator"}));
     std::vector<std::string> values;
@@ -110,16 +111,20 @@ std::string selector_text(const json::value* selector) {
         values.emplace_back(v.get_string());
     std::sort(values.begin(), values.end());
     if (op == "In")
-      terms.push_back(key + " in (" + join(values) + ")");
+      terms.emplace_back(key, key + " in (" + join(values) + ")");
     else if (op == "NotIn")
-      terms.push_back(key + " notin (" + join(values) + ")");
+      terms.emplace_back(key, key + " notin (" + join(values) + ")");
     else if (op == "Exists")
-      terms.push_back(key);
+      terms.emplace_back(key, key);
     else if (op == "DoesNotExist")
-      terms.push_back("!" + key);
+      terms.emplace_back(key, "!" + key);
   }
-  std::sort(terms.begin(), terms.end());
-  return terms.empty() ? "<none>" : join(terms);
+  std::stable_sort(terms.begin(), terms.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> texts;
+  for (auto& [key, text] : terms)
+    texts.push_back(std::move(text));
+  return join(texts);
 }
 
 // A Service's spec.selector (a plain map), as labels.SelectorFromSet prints it.
@@ -239,29 +244,58 @@ bool condition_true(const json::value& obj, std::string_view type) {
 // printPod: READY, STATUS (the phase, or the reason a container is waiting or terminated) and
 // RESTARTS, as the API server computes them.
 void pod_cells(const object& pod, std::chrono::system_clock::time_point now, std::string& out) {
+  using time_point = std::chrono::system_clock::time_point;
   const json::value tree = pod.tree();
-  const std::size_t total = array(tree, {"spec", "containers"}).size();
-  std::int64_t restarts = 0, ready = 0;
-  std::optional<std::chrono::system_clock::time_point> last_restart;
-  auto note_restart = [&](const json::value& status) {
+  std::size_t total = array(tree, {"spec", "containers"}).size();
+  std::int64_t restarts = 0, sidecar_restarts = 0, ready = 0;
+  std::optional<time_point> last_restart, last_sidecar_restart;
+  auto note_restart = [](const json::value& status, std::optional<time_point>& last) {
     if (auto t = parse_rfc3339(str(status, {"lastState", "terminated", "finishedAt"})))
-      if (!last_restart || *t > *last_restart)
-        last_restart = t;
+      if (!last || *t > *last)
+        last = t;
   };
   std::string reason(str(tree, {"status", "phase"}));
   if (auto r = str(tree, {"status", "reason"}); !r.empty())
     reason = r;
+  for (const auto& c : array(tree, {"status", "conditions"}))
+    if (str(c, {"type"}) == "PodScheduled" && str(c, {"reason"}) == "SchedulingGated")
+      reason = "SchedulingGated";
+
+  // Init containers with restartPolicy Always are sidecars: they count among the containers and
+  // are ready once started.
+  const auto& init_containers = array(tree, {"spec", "initContainers"});
+  std::vector<std::string_view> sidecars;
+  for (const auto& c : init_containers)
+    if (str(c, {"restartPolicy"}) == "Always") {
+      sidecars.push_back(str(c, {"name"}));
+      ++total;
+    }
+  auto is_sidecar = [&](const json::value& status) {
+    return std::find(sidecars.begin(), sidecars.end(), str(status, {"name"})) != sidecars.end();
+  };
 
   bool initializing = false;
   const auto& init_statuses = array(tree, {"status", "initContainerStatuses"});
-  const std::size_t init_count = array(tree, {"spec", "initContainers"}).size();
   for (std::size_t i = 0; i < init_statuses.size(); ++i) {
     const auto& c = init_statuses[i];
     restarts += integer(c, {"restartCount"});
-    note_restart(c);
+    note_restart(c, last_restart);
+    const bool sidecar = is_sidecar(c);
+    if (sidecar) {
+      sidecar_restarts += integer(c, {"restartCount"});
+      note_restart(c, last_sidecar_restart);
+    }
     const json::value* terminated = at(c, {"state", "terminated"});
+    auto flag = [&](std::string_view field) {
+      const json::value* v = at(c, {field});
+      return v && v->is_bool() && v->get_bool();
+    };
     if (terminated && integer(*terminated, {"exitCode"}) == 0)
       continue;
+    if (sidecar && flag("started")) {
+      ready += flag("ready") ? 1 : 0;
+      continue;
+    }
     initializing = true;
     if (terminated) {
       auto r = str(*terminated, {"reason"});
@@ -275,18 +309,19 @@ void pod_cells(const object& pod, std::chrono::system_clock::time_point now, std
                !w.empty() && w != "PodInitializing") {
       reason = "Init:" + std::string(w);
     } else {
-      reason = "Init:" + std::to_string(i) + "/" + std::to_string(init_count);
+      reason = "Init:" + std::to_string(i) + "/" + std::to_string(init_containers.size());
     }
     break;
   }
   if (!initializing || condition_true(tree, "Initialized")) {
-    restarts = 0;
+    restarts = sidecar_restarts;
+    last_restart = last_sidecar_restart;
     bool running = false;
     const auto& statuses = array(tree, {"status", "containerStatuses"});
     for (std::size_t i = statuses.size(); i-- > 0;) {
       const auto& c = statuses[i];
       restarts += integer(c, {"restartCount"});
-      note_restart(c);
+      note_restart(c, last_restart);
       const json::value* terminated = at(c, {"state", "terminated"});
       if (auto w = str(c, {"state", "waiting", "reason"}); !w.empty()) {
         reason = w;
@@ -401,6 +436,8 @@ std::string service_external_ip(const json::value& tree, std::string_view type) 
         lb.emplace_back(host);
     }
     lb.insert(lb.end(), ips.begin(), ips.end());
+    std::sort(lb.begin(), lb.end()); // a sorted set, as the API server prints it
+    lb.erase(std::unique(lb.begin(), lb.end()), lb.end());
     return lb.empty() ? "<pending>" : join(lb);
   }
   if (type == "ExternalName")
@@ -434,12 +471,11 @@ void service_cells(const object& svc, std::chrono::system_clock::time_point now,
 
 void node_cells(const object& node, std::chrono::system_clock::time_point now, std::string& out) {
   const json::value tree = node.tree();
-  std::vector<std::string> status;
+  std::string ready_status = "Unknown"; // the last Ready condition decides
   for (const auto& c : array(tree, {"status", "conditions"}))
     if (str(c, {"type"}) == "Ready")
-      status.push_back(str(c, {"status"}) == "True" ? "Ready" : "NotReady");
-  if (status.empty())
-    status.push_back("Unknown");
+      ready_status = str(c, {"status"}) == "True" ? "Ready" : "NotReady";
+  std::vector<std::string> status{ready_status};
   if (const json::value* u = at(tree, {"spec", "unschedulable"});
       u && u->is_bool() && u->get_bool())
     status.push_back("SchedulingDisabled");

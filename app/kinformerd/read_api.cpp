@@ -435,8 +435,8 @@ struct watch_context {
   // Resumed from an integer resourceVersion N: the informers replay their changes after N
   // instead of their stores.
   bool resume = false;
-  // sendInitialEvents=false from "" or "0": each informer resumes from its own current
-  // resourceVersion, so only what changes after the watch began is sent.
+  // sendInitialEvents=false from "" or "0": each informer sends only what changes after its
+  // subscription, none of its store.
   bool from_now = false;
   struct informer_subscription {
     informer_actor informer;
@@ -634,8 +634,7 @@ void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_con
                                 failed](const informer_stats& stats) {
                 ctx->listed_versions.push_back(stats.resource_version);
                 subscription_options mine = options;
-                if (ctx->from_now && !stats.resource_version.empty())
-                  mine.resume_from = stats.resource_version; // changes after it, not the store
+                mine.from_now = ctx->from_now; // changes after the subscribe, not the store
                 self->request(informer, timeout, atoms::subscribe_atom::value,
                               caf::actor_cast<handler_actor>(self), std::move(mine))
                     .then(

@@ -128,6 +128,24 @@ TEST_CASE("a pod's row: ready containers, the status kubectl shows, restarts and
                             R"("restartCount":0,"state":{"running":{}}}]}})");
   CHECK(cells_of(*pods, initializing).at(2) == "Init:1/2");
 
+  // A native sidecar (an init container that restarts Always) counts among the containers.
+  auto sidecar = parse(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"s"},"spec":)"
+                       R"({"initContainers":[{"name":"proxy","restartPolicy":"Always"}],)"
+                       R"("containers":[{"name":"a"}]},"status":{"phase":"Running","conditions":)"
+                       R"([{"type":"Initialized","status":"True"}],"initContainerStatuses":[)"
+                       R"({"name":"proxy","started":true,"ready":true,"restartCount":2,)"
+                       R"("state":{"running":{}}}],"containerStatuses":[{"name":"a",)"
+                       R"("ready":true,"restartCount":1,"state":{"running":{}}}]}})");
+  auto sidecar_cells = cells_of(*pods, sidecar);
+  CHECK(sidecar_cells.at(1) == "2/2");
+  CHECK(sidecar_cells.at(2) == "Running");
+  CHECK(sidecar_cells.at(3) == "3");
+
+  auto gated = parse(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"g"},"spec":)"
+                     R"({"containers":[{"name":"a"}]},"status":{"phase":"Pending","conditions":)"
+                     R"([{"type":"PodScheduled","status":"False","reason":"SchedulingGated"}]}})");
+  CHECK(cells_of(*pods, gated).at(2) == "SchedulingGated");
+
   auto terminating = parse(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"t",)"
                            R"("deletionTimestamp":"2026-01-02T03:04:00Z"},"spec":{"containers":)"
                            R"([{"name":"a"}]},"status":{"phase":"Running"}})");
@@ -148,6 +166,17 @@ TEST_CASE("deployments, services, configmaps, secrets, namespaces and nodes have
             R"("availableReplicas":2}})");
   CHECK(cells_of(*printer_for("apps", "Deployment"), deployment) ==
         json::array{"web", "2/3", 3, 2, "24h", "a,b", "i:1,j:2", "app=web,tier in (a,b)"});
+
+  // Requirements sorted by key, as LabelSelectorAsSelector prints them; none is "".
+  auto keyed = parse(R"({"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"k"},)"
+                     R"("spec":{"selector":{"matchLabels":{"app.kubernetes.io/name":"x",)"
+                     R"("app":"web"},"matchExpressions":[{"key":"zone","operator":)"
+                     R"("DoesNotExist"}]}}})");
+  CHECK(cells_of(*printer_for("apps", "Deployment"), keyed).at(7) ==
+        "app=web,app.kubernetes.io/name=x,!zone");
+  auto unselective = parse(R"({"kind":"Deployment","apiVersion":"apps/v1","metadata":)"
+                           R"({"name":"u"},"spec":{}})");
+  CHECK(cells_of(*printer_for("apps", "Deployment"), unselective).at(7) == "");
 
   auto service = parse(R"({"kind":"Service","apiVersion":"v1","metadata":{"name":"s"},)"
                        R"("spec":{"type":"NodePort","clusterIP":"10.96.0.9","ports":[)"
