@@ -1,8 +1,8 @@
 #include "app/apiserver/table.hpp"
 
+#include "app/apiserver/json_string.hpp"
 #include "app/apiserver/table_printer.hpp"
 
-#include <boost/json.hpp>
 
 namespace kinformer::apiserver {
 
@@ -13,10 +13,6 @@ constexpr std::string_view columns =
     R"(within a namespace.","priority":0},{"name":"Created At","type":"date","format":"",)"
     R"("description":"CreationTimestamp is a timestamp representing the server time when )"
     R"(this object was created.","priority":0}])";
-
-void append_string(std::string& out, std::string_view value) {
-  out += boost::json::serialize(boost::json::string_view(value.data(), value.size()));
-}
 
 } // namespace
 
@@ -35,10 +31,10 @@ std::string table_json(std::span<const object_ptr> objects, include_object inclu
   const auto now = std::chrono::system_clock::now();
   std::string out = R"({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{)";
   out += R"("resourceVersion":)";
-  append_string(out, meta.resource_version);
+  out += json_string(meta.resource_version);
   if (!meta.continue_token.empty()) {
     out += R"(,"continue":)";
-    append_string(out, meta.continue_token);
+    out += json_string(meta.continue_token);
   }
   if (meta.remaining_item_count) {
     out += R"(,"remainingItemCount":)";
@@ -56,9 +52,9 @@ std::string table_json(std::span<const object_ptr> objects, include_object inclu
     if (printer) {
       printer->cells(*obj, now, out);
     } else {
-      append_string(out, obj->meta().name);
+      out += json_string(obj->meta().name);
       out += ',';
-      append_string(out, obj->field("metadata.creationTimestamp").value_or(""));
+      out += json_string(obj->field("metadata.creationTimestamp").value_or(""));
     }
     out += ']';
     switch (include) {
