@@ -3,7 +3,6 @@
 #include "app/apiserver/json_string.hpp"
 #include "app/apiserver/table_printer.hpp"
 
-
 namespace kinformer::apiserver {
 
 namespace {
