@@ -21,8 +21,8 @@ enum class request_verb { get, list, watch };
 // (application/json, application/*, */*) without `as`, or with as=PartialObjectMetadata (get and
 // watch), as=PartialObjectMetadataList (list) or as=Table, under g=meta.k8s.io and v=v1 or
 // v1beta1. An empty header means objects. nullopt: nothing acceptable (406).
-// `tables`: false for a server that does not render them (the simulator, like an API server
-// without a table convertor), which then answers kubectl's request by its plain JSON fallback.
+// `tables`: false where no Table is rendered (the simulator's answers to writes, like an API
+// server without a table convertor): kubectl's request is then answered by its JSON fallback.
 std::optional<response_shape> negotiate_shape(std::string_view accept, request_verb verb,
                                               bool tables = true);
 

@@ -12,6 +12,8 @@
 //
 // Thread-safe; callbacks run on the API client's I/O thread, or at once for cached answers.
 
+#include "app/apiserver/access_request.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -37,10 +39,7 @@ struct access_options {
 };
 
 // What a request asks to do. An empty resource: discovery and OpenAPI documents.
-struct access_request {
-  std::string verb; // get, list, watch
-  std::string group, version, resource, namespace_, name;
-};
+using access_request = apiserver::access_request;
 
 struct access_decision {
   int code = 200; // 200 allowed; 401, 403 or 503 refused

@@ -1,33 +1,28 @@
-// The read API: request parsing on the I/O thread, cache work on helper actors (a short-lived one
-// per get or list, one handler actor per watch). See read_api.hpp for what is served and how
-// resourceVersions are honoured.
+// The read API: kinformerd's backend of the one API-server front end (app/apiserver/
+// api_frontend.hpp). The front end reads every request on the I/O thread; the cache work runs on
+// helper actors (a short-lived one per get or list, one handler actor per watch). See
+// read_api.hpp for what is served and how resourceVersions are honoured.
 
 #include "app/kinformerd/read_api.hpp"
 
 #include "actors/change_window.hpp"
 #include "actors/error_bridge.hpp"
+#include "app/apiserver/api_backend.hpp"
+#include "app/apiserver/api_frontend.hpp"
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/continue_token.hpp"
-#include "app/apiserver/discovery_docs.hpp"
-#include "app/apiserver/json_string.hpp"
-#include "app/apiserver/list_query.hpp"
-#include "app/apiserver/openapi_docs.hpp"
-#include "app/apiserver/request_path.hpp"
-#include "app/apiserver/response_form.hpp"
-#include "app/apiserver/table.hpp"
-#include "app/apiserver/table_printer.hpp"
+#include "app/apiserver/resource_answer.hpp"
 #include "app/apiserver/watch_event.hpp"
-#include "app/apiserver/watch_projection.hpp"
+#include "app/apiserver/watch_shaper.hpp"
 #include "app/kinformerd/continue_snapshots.hpp"
 
-#include <boost/json.hpp>
 #include <caf/all.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <limits>
 #include <mutex>
-#include <span>
+#include <optional>
 
 namespace kinformer::service {
 
@@ -40,21 +35,7 @@ using watch_actor =
     handler_actor::extend<caf::reacts_to<watch_timeout_atom>, caf::reacts_to<watch_bookmark_atom>>;
 
 apiserver::http_response status_reply(const status& s) {
-  apiserver::http_response response;
-  response.status = s.code;
-  response.body = apiserver::status_json(s);
-  return response;
-}
-
-apiserver::http_response json_reply(std::string body) {
-  apiserver::http_response response;
-  response.body = std::move(body);
-  return response;
-}
-
-status method_not_allowed() {
-  return apiserver::make_failure(405, "MethodNotAllowed",
-                                 "the server does not allow this method on the requested resource");
+  return apiserver::failure_response(s);
 }
 
 // The oldest of the informers' resourceVersions (integers compared as such).
@@ -71,61 +52,26 @@ std::string oldest_revision(const std::vector<std::string>& versions) {
   return oldest;
 }
 
-// One GET on a served resource, parsed and checked on the I/O thread.
+// A GET the front end read and checked, and which of the kind's configured informers answers
+// it: the metadata-only one, whose objects are PartialObjectMetadata already.
 struct read_request {
-  const apiserver::resource_info* info = nullptr;
-  std::string namespace_;
-  std::string name;
-  label_selector labels;
-  field_selector fields; // includes metadata.name=<name> for a watch of one object
-  bool watch = false;
-  std::string resource_version;
-  apiserver::resource_version_match match = apiserver::resource_version_match::unset;
-  std::size_t limit = 0;
-  std::string continue_token;
-  std::optional<std::int64_t> timeout_seconds;
-  bool allow_bookmarks = false;
-  bool send_initial_events = false;
-  // sendInitialEvents=false given: a watch from "" or "0" starts now, with no initial state.
-  bool no_initial_events = false;
-  // What a continue token is bound to: the same collection and selectors.
-  std::string selection;
-  // The answer's shape (Accept), what a Table's rows carry, and which of the kind's configured
-  // informers answers: the metadata-only one, whose objects are PartialObjectMetadata already.
-  apiserver::response_shape shape = apiserver::response_shape::object;
-  apiserver::include_object include = apiserver::include_object::metadata;
+  apiserver::resource_request r;
   bool metadata_informer = false;
 
-  // The kind's printer columns for a Table; none from a metadata-only informer, whose objects
-  // have no spec or status to print (the default columns then).
-  const apiserver::table_printer* printer() const {
-    return metadata_informer ? nullptr : apiserver::printer_for(info->gvr.group, info->kind);
-  }
-
+  const apiserver::resource_info& info() const { return r.info; }
   kind_request kind() const {
-    return kind_request{group_version_kind{info->gvr.group, info->gvr.version, info->kind}, "",
+    return kind_request{group_version_kind{r.info.gvr.group, r.info.gvr.version, r.info.kind}, "",
                         metadata_informer};
   }
-  // One object's text in the shape asked for (a Table is made by the callers).
-  std::string_view item_text(const object& obj, std::string& scratch) const {
-    if (shape == apiserver::response_shape::object || metadata_informer)
-      return obj.json_text();
-    scratch = obj.partial_metadata_json();
-    return scratch;
-  }
-  bool matches(const object& obj) const {
-    if (!namespace_.empty() && obj.meta().namespace_ != namespace_)
-      return false;
-    return labels.matches(obj) && fields.matches(obj);
-  }
+  bool matches(const object& obj) const { return r.matches(obj); }
 };
 
 // A cache error as the Status a client expects.
 status status_of(const error& err, const read_request& req) {
   switch (err.code) {
   case errc::not_found:
-    return req.name.empty() ? apiserver::resource_not_found()
-                            : apiserver::not_found(req.info->gvr, req.name);
+    return req.r.name.empty() ? apiserver::resource_not_found()
+                              : apiserver::not_found(req.r.info.gvr, req.r.name);
   case errc::invalid_argument:
   case errc::no_index: // a field the cache has no index for: the selector is what to change
     return apiserver::bad_request(err.message);
@@ -224,14 +170,10 @@ private:
 };
 
 // A bound was reached: the API server's 429 with Retry-After.
-apiserver::http_response too_many_requests(const read_api_options& options,
-                                           const std::string& what) {
-  apiserver::http_response response;
-  response.status = 429;
+status too_many_requests(const read_api_options& options, const std::string& what) {
   status s = apiserver::make_failure(429, "TooManyRequests", "too many " + what + "; retry later");
-  response.body = apiserver::status_json(s);
-  response.headers.emplace_back("Retry-After", std::to_string(options.retry_after_seconds));
-  return response;
+  s.retry_after_seconds = static_cast<int>(options.retry_after_seconds);
+  return s;
 }
 
 } // namespace
@@ -240,86 +182,42 @@ namespace {
 
 using state_ptr = std::shared_ptr<read_api::state>;
 
-// `{"kind":"PodList",...}` with items[offset, offset+count) of the snapshot, as pieces: the
-// envelope, then each stored object's own bytes, which are sent without being copied. Metadata
-// asked of full objects is cut from their text; a Table is built whole.
-apiserver::http_response list_reply(const read_request& req, const std::string& continue_token,
-                                    std::shared_ptr<const page_snapshot> snapshot,
-                                    std::size_t offset, std::size_t count) {
-  const object_list& items = snapshot->items;
-  std::optional<std::int64_t> remaining;
-  if (!continue_token.empty())
-    remaining = static_cast<std::int64_t>(items.size() - offset - count);
-  if (req.shape == apiserver::response_shape::table)
-    return json_reply(apiserver::table_json(
-        std::span<const object_ptr>(items).subspan(offset, count), req.include,
-        {snapshot->resource_version, continue_token, remaining}, true, req.printer()));
-  boost::json::object metadata{{"resourceVersion", snapshot->resource_version}};
-  if (!continue_token.empty()) {
-    metadata["continue"] = continue_token;
-    metadata["remainingItemCount"] = *remaining;
-  }
-  struct owner {
-    std::string head;
-    std::shared_ptr<const page_snapshot> snapshot;
-    std::vector<std::string> cut; // metadata cut from full objects
-  };
-  auto held = std::make_shared<owner>();
-  const bool partial = req.shape == apiserver::response_shape::partial_metadata;
-  const std::string kind = partial ? "PartialObjectMetadataList" : req.info->list_kind();
-  const std::string api_version = partial ? "meta.k8s.io/v1" : req.info->gvr.gv().api_version();
-  held->head = "{\"kind\":" + apiserver::json_string(kind) +
-               ",\"apiVersion\":" + apiserver::json_string(api_version) +
-               ",\"metadata\":" + boost::json::serialize(metadata) + ",\"items\":[";
-  held->snapshot = std::move(snapshot);
-  if (partial && !req.metadata_informer)
-    held->cut.resize(count);
-  apiserver::http_response reply;
-  reply.body_pieces.reserve(2 * count + 2);
-  reply.body_pieces.push_back(held->head);
-  std::string unused;
-  for (std::size_t i = offset; i < offset + count; ++i) {
-    if (i != offset)
-      reply.body_pieces.push_back(",");
-    reply.body_pieces.push_back(held->cut.empty()
-                                    ? items[i]->json_text()
-                                    : req.item_text(*items[i], held->cut[i - offset]));
-  }
-  reply.body_pieces.push_back("]}");
-  reply.pieces_owner = std::move(held);
-  return reply;
-}
-
-// Answers one page of `snapshot` from `offset`, keeping the snapshot when more pages follow.
-apiserver::http_response page_reply(const state_ptr& st, const read_request& req,
-                                    std::shared_ptr<const page_snapshot> snapshot, std::uint64_t id,
-                                    std::size_t offset) {
+// One page of `snapshot` from `offset`, keeping the snapshot (id) when more pages follow.
+apiserver::list_answer page_answer(const state_ptr& st, const read_request& req,
+                                   std::shared_ptr<const page_snapshot> snapshot, std::uint64_t id,
+                                   std::size_t offset) {
   const auto& items = snapshot->items;
   offset = std::min(offset, items.size());
   std::size_t count = items.size() - offset;
-  std::string token;
-  if (req.limit > 0 && count > req.limit) {
-    count = req.limit;
+  apiserver::list_answer answer;
+  const std::size_t limit = req.r.query.limit;
+  if (limit > 0 && count > limit) {
+    count = limit;
     if (id == 0)
       id = st->snapshots.keep(snapshot, continue_snapshots::clock::now());
     // The API server's token format, naming the kept snapshot; the next page starts after the
     // last key of this one.
     const auto revision =
         std::max<std::uint64_t>(1, parse_revision(snapshot->resource_version).value_or(1));
-    token =
+    answer.continue_token =
         apiserver::continue_token::after(revision, items[offset + count - 1]->key(), id).encode();
+    answer.remaining_item_count = static_cast<std::int64_t>(items.size() - offset - count);
   } else if (id != 0) {
     st->snapshots.release(id); // the last page: nothing more to continue from
   }
-  return list_reply(req, token, std::move(snapshot), offset, count);
+  answer.items = std::span<const object_ptr>(items).subspan(offset, count);
+  answer.resource_version = snapshot->resource_version;
+  answer.metadata_only = req.metadata_informer;
+  answer.owner = std::move(snapshot);
+  return answer;
 }
 
 // A list's resourceVersion parameters against the cache's: nullopt when the cache can serve it.
 std::optional<status> check_list_version(const read_request& req, const std::string& current) {
-  const auto& wanted = req.resource_version;
+  const auto& wanted = req.r.query.resource_version;
   auto wanted_rev = parse_revision(wanted);
   auto current_rev = parse_revision(current);
-  if (req.match == apiserver::resource_version_match::exact) {
+  if (req.r.query.match == apiserver::resource_version_match::exact) {
     if (wanted_rev && current_rev && *wanted_rev > *current_rev)
       return apiserver::too_large_resource_version(*wanted_rev, *current_rev);
     if (wanted != current)
@@ -349,87 +247,78 @@ bool take_slot(std::atomic<std::size_t>& taken, std::size_t bound) {
 // One request to the cache: the items and their resourceVersion come from one snapshot of each
 // informer, taken once the informers have synced. `slot` (an unpaged list's) is released when
 // the answer is out.
-void serve_list(const state_ptr& st, read_request req,
-                std::shared_ptr<apiserver::http_exchange> exchange, std::shared_ptr<void> slot) {
-  st->system.spawn([st, req = std::move(req), exchange, slot](caf::event_based_actor* self) {
+void serve_list(const state_ptr& st, read_request req, apiserver::list_done done,
+                std::shared_ptr<void> slot) {
+  st->system.spawn([st, req = std::move(req), done = std::move(done),
+                    slot](caf::event_based_actor* self) {
     // Fields are matched here: the cache answers field selectors only from its indexes.
     list_options options;
-    if (req.info->scope == resource_scope::namespaced)
-      options.namespace_ = req.namespace_;
-    options.labels = req.labels;
+    if (req.info().scope == resource_scope::namespaced)
+      options.namespace_ = req.r.namespace_;
+    options.labels = req.r.query.labels;
     self->request(st->cache, st->options.cache_timeout, atoms::list_atom::value,
                   cache_list_request{req.kind(), std::move(options)}, atoms::snapshot_atom::value)
         .then(
-            [st, req, exchange, slot](versioned_list& listed) {
-              if (auto refused = check_list_version(req, listed.resource_version)) {
-                exchange->respond(status_reply(*refused));
-                return;
-              }
+            [st, req, done, slot](versioned_list& listed) {
+              if (auto refused = check_list_version(req, listed.resource_version))
+                return done(*refused);
               // The reply is ours alone: its items are moved, not copied.
               auto snapshot = std::make_shared<page_snapshot>();
-              snapshot->selection = req.selection;
+              snapshot->selection = req.r.selection();
               snapshot->resource_version = std::move(listed.resource_version);
               snapshot->items = std::move(listed.items);
               std::erase_if(snapshot->items,
                             [&](const object_ptr& obj) { return !req.matches(*obj); });
               sort_by_key(snapshot->items);
-              exchange->respond(page_reply(st, req, std::move(snapshot), 0, 0));
+              done(page_answer(st, req, std::move(snapshot), 0, 0));
             },
-            [req, exchange, slot](const caf::error& err) {
-              exchange->respond(status_reply(status_of(from_caf_error(err), req)));
+            [req, done, slot](const caf::error& err) {
+              done(status_of(from_caf_error(err), req));
             });
   });
 }
 
 // A later page: from the snapshot the first page kept, without asking the cache.
-apiserver::http_response serve_continue(const state_ptr& st, const read_request& req) {
-  auto token = apiserver::continue_token::decode(req.continue_token);
+apiserver::list_outcome serve_continue(const state_ptr& st, const read_request& req) {
+  auto token = apiserver::continue_token::decode(req.r.query.continue_token);
   if (!token || !token->snapshot)
-    return status_reply(apiserver::bad_request(
+    return apiserver::bad_request(
         "invalid continue token: " +
-        (token ? std::string("it names no snapshot of this server") : token.err().message)));
+        (token ? std::string("it names no snapshot of this server") : token.err().message));
   auto snapshot = st->snapshots.find(*token->snapshot, continue_snapshots::clock::now());
   if (!snapshot)
-    return status_reply(apiserver::continue_too_old());
-  if (snapshot->selection != req.selection)
-    return status_reply(apiserver::bad_request(
-        "the continue token belongs to another list (path or selectors differ)"));
+    return apiserver::continue_too_old();
+  if (snapshot->selection != req.r.selection())
+    return apiserver::bad_request(
+        "the continue token belongs to another list (path or selectors differ)");
   // Items are in key order: the page starts at the first key not before the token's start.
   const auto& items = snapshot->items;
   auto start = std::partition_point(items.begin(), items.end(), [&](const object_ptr& item) {
     return item->key() < token->start_key;
   });
-  return page_reply(st, req, snapshot, *token->snapshot,
-                    static_cast<std::size_t>(start - items.begin()));
+  return page_answer(st, req, snapshot, *token->snapshot,
+                     static_cast<std::size_t>(start - items.begin()));
 }
 
-void serve_get(const state_ptr& st, read_request req,
-               std::shared_ptr<apiserver::http_exchange> exchange) {
-  st->system.spawn([st, req = std::move(req), exchange](caf::event_based_actor* self) {
-    // The cache answers once the kind's informers have synced.
-    self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
-                  cache_get_request{req.kind(), req.namespace_, req.name})
-        .then(
-            [exchange, req](const object_ptr& obj) {
-              if (req.shape == apiserver::response_shape::table) {
-                exchange->respond(json_reply(apiserver::table_json(
-                    std::span<const object_ptr>(&obj, 1), req.include,
-                    {obj->meta().resource_version, {}, {}}, true, req.printer())));
-                return;
-              }
-              std::string scratch;
-              exchange->respond(json_reply(std::string(req.item_text(*obj, scratch))));
-            },
-            [req, exchange](const caf::error& err) {
-              exchange->respond(status_reply(status_of(from_caf_error(err), req)));
-            });
-  });
+void serve_get(const state_ptr& st, read_request req, apiserver::get_done done) {
+  st->system.spawn(
+      [st, req = std::move(req), done = std::move(done)](caf::event_based_actor* self) {
+        // The cache answers once the kind's informers have synced.
+        self->request(st->cache, st->options.cache_timeout, atoms::get_atom::value,
+                      cache_get_request{req.kind(), req.r.namespace_, req.r.name})
+            .then(
+                [done, req](const object_ptr& obj) {
+                  done(apiserver::object_answer{obj, req.metadata_informer});
+                },
+                [req, done](const caf::error& err) { done(status_of(from_caf_error(err), req)); });
+      });
 }
 
 // What one watch knows; shared by its actor's handlers and its exit functor.
 struct watch_context {
   state_ptr st;
   read_request req;
+  std::optional<apiserver::watch_shaper> shaper;      // over req.r
   std::shared_ptr<apiserver::http_exchange> exchange; // until the stream is opened
   std::shared_ptr<apiserver::http_stream> stream;
   // Resumed from an integer resourceVersion N: the informers replay their changes after N
@@ -453,7 +342,6 @@ struct watch_context {
   std::string newest;                       // the newest resourceVersion sent
   std::size_t progress_left = 0;            // progress answers a bookmark waits for
   std::vector<std::string> progress_versions;
-  bool table_columns_sent = false;
   bool done = false;
 
   void note_version(std::string_view rv) {
@@ -464,55 +352,21 @@ struct watch_context {
   }
 
   // The watch event for one delta, if the client is to see one: the selection decides it as
-  // the API server's watch cache does (watch_projection.hpp).
+  // the API server's watch cache does (watch_shaper.hpp).
   std::string event_for(const delta& d) {
     if (d.type == delta_type::sync)
       return {};
     const event_type type = d.type == delta_type::added     ? event_type::added
                             : d.type == delta_type::updated ? event_type::modified
                                                             : event_type::deleted;
-    const bool now = req.matches(*d.object);
-    const bool before = type == event_type::modified && d.old_object && req.matches(*d.old_object);
-    const apiserver::watch_projection projection = apiserver::project_change(type, now, before);
-    if (projection == apiserver::watch_projection::none)
-      return {};
-    const std::string_view rv = d.object->meta().resource_version;
-    note_version(rv);
-    const event_type shown = apiserver::projected_type(projection, type);
-    if (projection != apiserver::watch_projection::stopped_matching)
-      return apiserver::watch_event_line(shown, shaped(d.object));
-    auto stamped = apiserver::with_resource_version(*d.old_object, rv);
-    if (req.shape == apiserver::response_shape::object)
-      return apiserver::watch_event_line(shown, stamped);
-    auto reparsed = object::parse(stamped); // a valid object with a new version: cannot fail
-    return apiserver::watch_event_line(shown, reparsed ? shaped(*reparsed) : stamped);
+    std::string line = shaper->change_line(type, d.object, d.old_object);
+    if (!line.empty())
+      note_version(d.object->meta().resource_version);
+    return line;
   }
 
-  // An event's object in the shape asked for; a Table's first event alone has its columns.
-  std::string shaped(const object_ptr& obj) {
-    if (req.shape == apiserver::response_shape::table) {
-      const bool first = !table_columns_sent;
-      table_columns_sent = true;
-      return apiserver::table_json(std::span<const object_ptr>(&obj, 1), req.include,
-                                   {obj->meta().resource_version, {}, {}}, first, req.printer());
-    }
-    std::string scratch;
-    return std::string(req.item_text(*obj, scratch));
-  }
-
-  // A BOOKMARK's object: the kind asked for (PartialObjectMetadata for metadata clients, which
-  // decode nothing else; an empty Table for a Table watch) with the version alone.
   std::string bookmark(const std::string& resource_version, bool initial_events_end) const {
-    if (req.shape == apiserver::response_shape::table)
-      return apiserver::watch_event_line(
-          event_type::bookmark,
-          apiserver::table_json({}, req.include, {resource_version, {}, {}}, false));
-    const bool partial = req.shape == apiserver::response_shape::partial_metadata;
-    return apiserver::watch_event_line(
-        event_type::bookmark,
-        apiserver::bookmark_object(partial ? "PartialObjectMetadata" : req.info->kind,
-                                   partial ? "meta.k8s.io/v1" : req.info->gvr.gv().api_version(),
-                                   resource_version, initial_events_end));
+    return shaper->bookmark_line(resource_version, initial_events_end);
   }
 
   // What the initial events add up to: the newest of the informers' versions read before they
@@ -596,7 +450,7 @@ void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context
     sorted.push_back(std::move(initial[i]));
   if (!write_deltas(self, ctx, sorted))
     return;
-  if (ctx->req.allow_bookmarks && ctx->req.send_initial_events &&
+  if (ctx->req.r.query.allow_bookmarks && ctx->req.r.query.send_initial_events.value_or(false) &&
       !ctx->stream->write(ctx->bookmark(ctx->snapshot_version(), true))) {
     self->quit();
     return;
@@ -614,7 +468,7 @@ void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_con
                             subscription_options options) {
   auto timeout = ctx->st->options.cache_timeout;
   if (ctx->resume)
-    options.resume_from = ctx->req.resource_version;
+    options.resume_from = ctx->req.r.query.resource_version;
   self->request(ctx->st->cache, timeout, atoms::get_informer_atom::value, ctx->req.kind())
       .then(
           [self, ctx, timeout, options](const informer_set& informers) {
@@ -706,7 +560,7 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
   });
 
   subscription_options options;
-  options.name = "read-api watch " + ctx->req.selection;
+  options.name = "read-api watch " + ctx->req.r.selection();
   // No coalescing: a merged delta would move a newer resourceVersion ahead of older ones. The
   // stream's own bound drops a client that reads too slowly, and deltas are acknowledged as
   // soon as they are written to it.
@@ -714,11 +568,11 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
   subscribe_to_informers(self, ctx, std::move(options));
 
   // timeoutSeconds=0 (or none) means the server's default, as the API server reads it.
-  auto seconds = ctx->req.timeout_seconds && *ctx->req.timeout_seconds > 0
-                     ? std::chrono::seconds(*ctx->req.timeout_seconds)
-                     : ctx->st->options.default_watch_timeout;
+  const auto& timeout = ctx->req.r.query.timeout_seconds;
+  auto seconds = timeout && *timeout > 0 ? std::chrono::seconds(*timeout)
+                                         : ctx->st->options.default_watch_timeout;
   self->delayed_send(caf::actor_cast<watch_actor>(self), seconds, watch_timeout_atom::value);
-  if (ctx->req.allow_bookmarks)
+  if (ctx->req.r.query.allow_bookmarks)
     self->delayed_send(caf::actor_cast<watch_actor>(self), ctx->st->options.bookmark_interval,
                        watch_bookmark_atom::value);
 
@@ -760,74 +614,35 @@ void serve_watch(const state_ptr& st, read_request req,
   auto ctx = std::make_shared<watch_context>();
   ctx->st = st;
   ctx->exchange = std::move(exchange);
-  const auto& rv = req.resource_version;
+  const auto& query = req.r.query;
+  const auto& rv = query.resource_version;
+  const bool initial_events = query.send_initial_events.value_or(false);
   // From an integer N without initial events: the client holds the state at N. At "" or "0",
   // or a version that is not an integer, it gets the current state first.
-  ctx->resume = !req.send_initial_events && rv != "0" && parse_revision(rv).has_value();
-  ctx->from_now = req.no_initial_events && !ctx->resume;
+  ctx->resume = !initial_events && rv != "0" && parse_revision(rv).has_value();
+  // sendInitialEvents=false from "" or "0": it starts now, with no initial state.
+  ctx->from_now = query.send_initial_events == false && !ctx->resume;
   ctx->req = std::move(req);
+  ctx->shaper.emplace(ctx->req.r, ctx->req.metadata_informer);
   st->system.spawn(watch_behavior, std::move(ctx));
 }
 
-// Parses the query of a resource request; a Status on bad input.
-std::optional<status> parse_query(const apiserver::request_target& target, read_request& req) {
-  auto parsed = apiserver::parse_list_query(target, req.watch);
-  if (auto* failure = std::get_if<status>(&parsed))
-    return *failure;
-  auto& query = std::get<apiserver::list_query>(parsed);
-  req.labels = std::move(query.labels);
-  req.fields = std::move(query.fields);
-  req.watch = query.watch;
-  req.allow_bookmarks = query.allow_bookmarks;
-  req.send_initial_events = query.send_initial_events.value_or(false);
-  req.no_initial_events = query.send_initial_events == false;
-  req.limit = query.limit;
-  req.timeout_seconds = query.timeout_seconds;
-  req.continue_token = std::move(query.continue_token);
-  req.resource_version = std::move(query.resource_version);
-  req.match = query.match;
-  if (!req.name.empty()) {
-    auto by_name = field_selector::parse("metadata.name=" + req.name);
-    if (!by_name)
-      return apiserver::bad_request(by_name.err().message);
-    req.fields = req.fields & *by_name;
-  }
-  req.selection = req.info->gvr.to_string() + "|" + req.namespace_ + "|" + req.labels.to_string() +
-                  "|" + req.fields.to_string();
-  return std::nullopt;
-}
-
-// The answer's shape from the Accept header, and the configured informer that can give it: a
-// form the configuration did not ask for is refused (406), never fetched.
-std::optional<status> choose_form(const read_api_options& options,
-                                  const apiserver::http_request& request,
-                                  const apiserver::request_target& target, read_request& req) {
-  const auto verb = req.watch           ? apiserver::request_verb::watch
-                    : !req.name.empty() ? apiserver::request_verb::get
-                                        : apiserver::request_verb::list;
-  auto shape = apiserver::negotiate_shape(request.header("accept").value_or(""), verb);
-  if (!shape)
-    return apiserver::make_failure(406, "NotAcceptable",
-                                   std::string(apiserver::not_acceptable_message));
-  req.shape = *shape;
-  auto include = apiserver::parse_include_object(target.param("includeObject").value_or(""));
-  if (!include)
-    return apiserver::bad_request("includeObject: Unsupported value: \"" +
-                                  std::string(target.param("includeObject").value_or("")) +
-                                  "\": supported values: \"None\", \"Metadata\", \"Object\"");
-  req.include = *include;
+// Which configured informer can answer the shape asked for: a form the configuration did not ask
+// for is refused (406), never fetched.
+std::optional<status> choose_form(const read_api_options& options, read_request& req) {
+  const auto& r = req.r;
   read_api_options::stored_forms forms;
-  if (auto it = options.forms.find(req.info->gvr.to_string()); it != options.forms.end())
+  if (auto it = options.forms.find(r.info.gvr.to_string()); it != options.forms.end())
     forms = it->second;
-  const bool needs_full = req.shape == apiserver::response_shape::object ||
-                          (req.shape == apiserver::response_shape::table &&
-                           req.include == apiserver::include_object::object);
+  const bool needs_full = r.shape == apiserver::response_shape::object ||
+                          (r.shape == apiserver::response_shape::table &&
+                           r.include == apiserver::include_object::object);
   if (needs_full && !forms.full)
     return apiserver::make_failure(406, "NotAcceptable",
-                                   req.info->gvr.resource +
+                                   r.info.gvr.resource +
                                        " are cached as metadata only: ask for "
                                        "application/json;as=PartialObjectMetadata" +
-                                       (verb == apiserver::request_verb::list ? "List" : "") +
+                                       (r.verb == apiserver::request_verb::list ? "List" : "") +
                                        ";g=meta.k8s.io;v=v1 (or a Table)");
   // Metadata and tables come from the metadata-only informer when there is one: nothing to cut.
   req.metadata_informer = !needs_full && forms.metadata;
@@ -836,104 +651,73 @@ std::optional<status> choose_form(const read_api_options& options,
   return std::nullopt;
 }
 
-std::optional<std::string> openapi_document(const std::vector<apiserver::resource_info>& resources,
-                                            const std::vector<std::string>& segments,
-                                            const std::string& git_version) {
-  if (segments.size() == 2 && segments[1] == "v2")
-    return apiserver::openapi_v2_document(resources, git_version);
-  if (segments.size() == 2 && segments[1] == "v3")
-    return apiserver::openapi_v3_index(resources);
-  if (segments.size() == 4 && segments[1] == "v3" && segments[2] == "api")
-    return apiserver::openapi_v3_document(resources, "", segments[3]);
-  if (segments.size() == 5 && segments[1] == "v3" && segments[2] == "apis")
-    return apiserver::openapi_v3_document(resources, segments[3], segments[4]);
-  return std::nullopt;
-}
-
-// Serves one request that passed the access check.
-void serve_route(const state_ptr& st, const apiserver::http_request& request,
-                 const apiserver::request_target& target, const apiserver::route& route,
-                 const std::shared_ptr<apiserver::http_exchange>& exchange) {
-  const auto& resources = st->options.resources;
-  std::optional<std::string> document;
-  switch (route.kind) {
-  case apiserver::route_kind::version:
-    document = apiserver::version_document(st->options.git_version);
-    break;
-  case apiserver::route_kind::core_versions:
-    document = apiserver::core_versions_document(request.header("host").value_or("127.0.0.1"));
-    break;
-  case apiserver::route_kind::group_list:
-    document = apiserver::group_list_document(resources);
-    break;
-  case apiserver::route_kind::group:
-    document = apiserver::group_document(resources, route.group);
-    break;
-  case apiserver::route_kind::resource_list:
-    document = apiserver::resource_list_document(resources, route.group, route.version);
-    break;
-  case apiserver::route_kind::openapi:
-    document = openapi_document(resources, target.segments, st->options.git_version);
-    break;
-  case apiserver::route_kind::resource:
-    break;
-  default:
-    exchange->respond(status_reply(apiserver::resource_not_found()));
-    return;
-  }
-  if (route.kind != apiserver::route_kind::resource) {
-    exchange->respond(document ? json_reply(std::move(*document))
-                               : status_reply(apiserver::resource_not_found()));
-    return;
-  }
-
-  const auto& path = route.resource;
-  read_request req;
-  for (const auto& info : resources)
-    if (info.gvr.group == path.group && info.gvr.version == path.version &&
-        info.gvr.resource == path.resource)
-      req.info = &info;
-  if (req.info == nullptr || !path.subresource.empty() ||
-      (req.info->scope == resource_scope::cluster && !path.namespace_.empty())) {
-    exchange->respond(status_reply(apiserver::resource_not_found()));
-    return;
-  }
-  req.namespace_ = path.namespace_;
-  req.name = path.name;
-  req.watch = path.watch_prefix;
-  if (auto bad = parse_query(target, req)) {
-    exchange->respond(status_reply(*bad));
-    return;
-  }
-  if (auto refused = choose_form(st->options, request, target, req)) {
-    exchange->respond(status_reply(*refused));
-    return;
-  }
-  if (req.watch) {
-    // Counted until the watch's actor ends (watch_behavior).
-    if (!take_slot(st->open_watches, st->options.max_watches)) {
-      exchange->respond(too_many_requests(st->options, "open watches"));
-      return;
-    }
-    serve_watch(st, std::move(req), std::move(exchange));
-  } else if (!req.name.empty()) {
-    serve_get(st, std::move(req), std::move(exchange));
-  } else if (!req.continue_token.empty()) {
-    exchange->respond(serve_continue(st, req));
-  } else if (req.limit > 0) {
-    serve_list(st, std::move(req), std::move(exchange), nullptr);
-  } else {
-    // An unpaged list holds the whole selection while it is written: a bounded number at once.
-    if (!take_slot(st->unpaged_lists, st->options.max_unpaged_lists)) {
-      exchange->respond(too_many_requests(st->options, "lists without a limit at once"));
-      return;
-    }
-    auto slot = std::shared_ptr<void>(nullptr, [st](void*) { --st->unpaged_lists; });
-    serve_list(st, std::move(req), std::move(exchange), std::move(slot));
-  }
-}
-
 } // namespace
+
+// The read API as the front end's backend: the cache's kinds, admission by api_access, and gets,
+// lists and watches answered from the configured informers.
+class read_api::backend final : public apiserver::api_backend {
+public:
+  explicit backend(state_ptr st) : st_(std::move(st)) {}
+
+  std::vector<apiserver::resource_info> resources() const override {
+    return st_->options.resources;
+  }
+  std::string git_version() const override { return st_->options.git_version; }
+
+  // Every answer is counted by verb and code; with api_access, authenticated and authorised
+  // first, as the API server does.
+  void admit(const apiserver::http_request& request, const apiserver::access_request& wanted,
+             std::shared_ptr<apiserver::http_exchange> raw, apiserver::admitted next) override {
+    std::shared_ptr<apiserver::http_exchange> exchange = std::make_shared<counting_exchange>(
+        std::move(raw), st_, wanted.resource.empty() ? "discovery" : wanted.verb);
+    if (!st_->options.access)
+      return next(request, std::move(exchange));
+    st_->options.access->check(
+        request.header("authorization"), wanted,
+        [request, exchange, next = std::move(next)](const access_decision& decision) {
+          if (!decision.allowed())
+            return exchange->respond(status_reply(
+                apiserver::make_failure(decision.code, decision.reason, decision.message)));
+          next(request, exchange);
+        });
+  }
+
+  void get(apiserver::resource_request request, apiserver::get_done done) override {
+    read_request req{std::move(request)};
+    if (auto refused = choose_form(st_->options, req))
+      return done(*refused);
+    serve_get(st_, std::move(req), std::move(done));
+  }
+
+  void list(apiserver::resource_request request, apiserver::list_done done) override {
+    read_request req{std::move(request)};
+    if (auto refused = choose_form(st_->options, req))
+      return done(*refused);
+    if (!req.r.query.continue_token.empty())
+      return done(serve_continue(st_, req));
+    if (req.r.query.limit > 0)
+      return serve_list(st_, std::move(req), std::move(done), nullptr);
+    // An unpaged list holds the whole selection while it is written: a bounded number at once.
+    if (!take_slot(st_->unpaged_lists, st_->options.max_unpaged_lists))
+      return done(too_many_requests(st_->options, "lists without a limit at once"));
+    auto slot = std::shared_ptr<void>(nullptr, [st = st_](void*) { --st->unpaged_lists; });
+    serve_list(st_, std::move(req), std::move(done), std::move(slot));
+  }
+
+  void watch(apiserver::resource_request request,
+             std::shared_ptr<apiserver::http_exchange> exchange) override {
+    read_request req{std::move(request)};
+    if (auto refused = choose_form(st_->options, req))
+      return exchange->respond(status_reply(*refused));
+    // Counted until the watch's actor ends (watch_behavior).
+    if (!take_slot(st_->open_watches, st_->options.max_watches))
+      return exchange->respond(status_reply(too_many_requests(st_->options, "open watches")));
+    serve_watch(st_, std::move(req), std::move(exchange));
+  }
+
+private:
+  state_ptr st_;
+};
 
 apiserver::resource_info served_resource(const group_version_resource& resource, std::string kind,
                                          resource_scope scope) {
@@ -955,6 +739,8 @@ read_api::read_api(caf::actor_system& system, cache_actor cache, read_api_option
     info.verbs = {"get", "list", "watch"};
     info.status_subresource = false;
   }
+  backend_ = std::make_unique<backend>(state_);
+  front_ = std::make_unique<apiserver::api_frontend>(*backend_);
 }
 
 read_api::~read_api() = default;
@@ -977,52 +763,8 @@ read_api_stats read_api::stats() const {
 }
 
 void read_api::handle(const apiserver::http_request& request,
-                      std::shared_ptr<apiserver::http_exchange> raw) {
-  const auto& st = state_;
-  auto target = apiserver::parse_target(request.target);
-  if (!target) {
-    raw->respond(status_reply(apiserver::bad_request(target.err().message)));
-    return;
-  }
-  if (request.method != "GET") {
-    raw->respond(status_reply(method_not_allowed()));
-    return;
-  }
-  auto route = apiserver::classify(target->segments);
-  // What is asked, for the access check and the request counts.
-  access_request wanted{"get", {}, {}, {}, {}, {}};
-  std::string counted_as = "discovery";
-  if (route.kind == apiserver::route_kind::resource) {
-    const auto& path = route.resource;
-    const auto watch_param = target->param("watch").value_or("");
-    const bool watch = path.watch_prefix || watch_param == "1" || watch_param == "true";
-    wanted = {watch               ? "watch"
-              : path.name.empty() ? "list"
-                                  : "get",
-              path.group,
-              path.version,
-              path.resource,
-              path.namespace_,
-              path.name};
-    counted_as = wanted.verb;
-  }
-  std::shared_ptr<apiserver::http_exchange> exchange =
-      std::make_shared<counting_exchange>(std::move(raw), st, counted_as);
-  if (!st->options.access) {
-    serve_route(st, request, *target, route, exchange);
-    return;
-  }
-  // Authenticated and authorised first, as the API server does, then served.
-  st->options.access->check(
-      request.header("authorization"), wanted,
-      [st, request, target = *target, route, exchange](const access_decision& decision) {
-        if (!decision.allowed()) {
-          exchange->respond(status_reply(
-              apiserver::make_failure(decision.code, decision.reason, decision.message)));
-          return;
-        }
-        serve_route(st, request, target, route, exchange);
-      });
+                      std::shared_ptr<apiserver::http_exchange> exchange) {
+  front_->handle(request, std::move(exchange));
 }
 
 } // namespace kinformer::service

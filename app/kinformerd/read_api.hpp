@@ -1,7 +1,8 @@
 #pragma once
 // The Kubernetes-compatible read API, served from the cache: what `kubectl --server=...` and any
 // Kubernetes client needs to get, list and watch the cached kinds without touching the API
-// server.
+// server. It is a backend of the one API-server front end the simulator also serves through
+// (app/apiserver/api_frontend.hpp), which reads the requests and renders the answers.
 //
 // Served (GET only; any other method is 405 MethodNotAllowed):
 // - Discovery for the served kinds: /api, /api/v1, /apis, /apis/{g}, /apis/{g}/{v}, /version,
@@ -78,6 +79,10 @@
 #include <string>
 #include <vector>
 
+namespace kinformer::apiserver {
+class api_frontend;
+}
+
 namespace kinformer::service {
 
 struct read_api_options {
@@ -143,9 +148,12 @@ public:
   read_api_stats stats() const;
 
   struct state; // shared with the helper actors of read_api.cpp
+  class backend;
 
 private:
   std::shared_ptr<state> state_;
+  std::unique_ptr<backend> backend_;
+  std::unique_ptr<apiserver::api_frontend> front_;
 };
 
 // The resource_info of a kind known only by its REST mapping (singular: the lower-case kind).

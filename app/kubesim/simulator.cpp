@@ -1,25 +1,25 @@
-// The simulator's transport: the storage and its REST half (rest_handler) served through the
-// project's one HTTP server (app/apiserver/http_server.hpp), whose connection faults are the
-// simulator's. No Beast here.
-//
-// A request becomes an api_request for the REST half; its reply goes back as a plain response, a
-// list gathered from the stored JSON strings (nothing copied), or a watch: the storage's writer
-// thread queues each event's shared line on the HTTP stream, which writes it from where it is.
+// The simulator's transport: the storage served through the project's one API-server front end
+// (app/apiserver/api_frontend.hpp, with storage_backend.hpp as its backend) and its one HTTP
+// server (app/apiserver/http_server.hpp), whose connection faults are the simulator's; the /sim/
+// control routes and the health probes beside them. No Beast here.
 
 #include "app/kubesim/simulator.hpp"
 
+#include "app/apiserver/api_frontend.hpp"
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/http_server.hpp"
-#include "app/apiserver/watch_event.hpp"
+#include "app/apiserver/request_path.hpp"
+#include "app/apiserver/resource_answer.hpp"
 #include "app/kubesim/control_routes.hpp"
-#include "app/kubesim/rest_handler.hpp"
 #include "app/kubesim/self_signed_cert.hpp"
 #include "app/kubesim/storage.hpp"
+#include "app/kubesim/storage_backend.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <stop_token>
 #include <thread>
@@ -29,63 +29,12 @@ namespace {
 
 constexpr std::size_t max_request_body = 64ull << 20;
 
-// What a watch's stream and the storage's writer share while storage::watch() replays: the lines
-// wait here until the stream is opened (only a watch that starts gets its 200), then go straight
-// to the stream, in order.
-struct watch_pipe {
-  std::mutex mutex;
-  std::shared_ptr<apiserver::http_stream> stream;
-  std::vector<std::shared_ptr<const std::string>> waiting;
-
-  void deliver(const watch_message& message) {
-    std::lock_guard lock(mutex);
-    if (stream)
-      stream->write(message.line);
-    else
-      waiting.push_back(message.line);
-  }
-  void open(std::shared_ptr<apiserver::http_stream> opened) {
-    std::lock_guard lock(mutex);
-    for (auto& line : waiting)
-      opened->write(std::move(line));
-    waiting.clear();
-    stream = std::move(opened);
-  }
-};
-
-apiserver::http_response plain_response(simple_reply r) {
-  apiserver::http_response response;
-  response.status = static_cast<int>(r.code);
-  response.content_type = std::move(r.content_type);
-  response.body = std::move(r.body);
-  for (auto& h : r.headers)
-    response.headers.emplace_back(std::move(h.name), std::move(h.value));
-  return response;
-}
-
-// head, then the items joined by commas, then tail: pieces of the shared strings, never copied.
-apiserver::http_response list_response(list_reply r) {
-  auto owned = std::make_shared<list_reply>(std::move(r));
-  static const std::string comma = ",";
-  apiserver::http_response response;
-  response.body_pieces.reserve(owned->items.size() * 2 + 2);
-  response.body_pieces.emplace_back(owned->head);
-  for (std::size_t i = 0; i < owned->items.size(); ++i) {
-    if (i > 0)
-      response.body_pieces.emplace_back(comma);
-    response.body_pieces.emplace_back(*owned->items[i]);
-  }
-  response.body_pieces.emplace_back(owned->tail);
-  response.pieces_owner = std::move(owned);
-  return response;
-}
-
 } // namespace
 
 struct simulator::impl {
   explicit impl(simulator_options opts)
       : options(std::move(opts)), store(storage_options{options.history_limit, true}),
-        rest(store, options) {}
+        backend(store, options), front(backend) {}
 
   apiserver::http_server_options server_options() const {
     apiserver::http_server_options o;
@@ -103,45 +52,53 @@ struct simulator::impl {
 
   void serve(const apiserver::http_request& request,
              const std::shared_ptr<apiserver::http_exchange>& exchange) {
-    api_request api{request.method,
-                    request.target,
-                    request.header("accept").value_or(""),
-                    request.header("content-type").value_or(""),
-                    request.header("authorization").value_or(""),
-                    request.client_certificate,
-                    request.body};
-    auto reply = rest.handle(api);
-    std::visit([&](auto& r) { answer(std::move(r), exchange); }, reply);
+    auto target = apiserver::parse_target(request.target);
+    if (target) {
+      auto kind = apiserver::classify(target->segments).kind;
+      if (kind == apiserver::route_kind::control)
+        return serve_control(request, *target, exchange);
+      if (kind == apiserver::route_kind::health)
+        return serve_health(request, exchange);
+    }
+    front.handle(request, exchange);
   }
 
-  void answer(simple_reply r, const std::shared_ptr<apiserver::http_exchange>& exchange) {
-    exchange->respond(plain_response(std::move(r)));
-  }
-  void answer(list_reply r, const std::shared_ptr<apiserver::http_exchange>& exchange) {
-    exchange->respond(list_response(std::move(r)));
-  }
-  void answer(watch_reply w, const std::shared_ptr<apiserver::http_exchange>& exchange) {
-    auto pipe = std::make_shared<watch_pipe>();
-    auto handle =
-        store.watch(w.request, [pipe](const watch_message& message) { pipe->deliver(message); });
-    if (!handle) {
-      const status& failure = handle.failure();
-      if (failure.code != 410)
-        return exchange->respond(plain_response(status_reply(failure)));
-      // Too old: 200, then the ERROR event, then the end of the stream (as the real server).
-      auto stream = exchange->stream(200, "application/json");
-      stream->write(
-          apiserver::watch_event_line(event_type::error, apiserver::status_json(failure)));
-      stream->close();
-      return;
+  // /sim/...: the handler of the longest registered prefix.
+  void serve_control(const apiserver::http_request& request,
+                     const apiserver::request_target& target,
+                     const std::shared_ptr<apiserver::http_exchange>& exchange) {
+    control_handler handler;
+    {
+      std::lock_guard lock(routes_mutex);
+      std::size_t best = 0;
+      for (const auto& [prefix, h] : routes) {
+        if (target.path.compare(0, prefix.size(), prefix) == 0 && prefix.size() > best) {
+          best = prefix.size();
+          handler = h;
+        }
+      }
     }
-    auto stream = exchange->stream(200, "application/json");
-    pipe->open(stream);
-    // The replay is written whatever its length; from now on a watcher that falls behind ends.
-    stream->limit_queue(options.watch_queue_limit);
-    stream->close_after(w.timeout);
-    auto watch = std::make_shared<watch_handle>(std::move(handle).value());
-    stream->on_end([watch](apiserver::stream_end) { watch->stop(); });
+    if (!handler)
+      return exchange->respond(apiserver::failure_response(apiserver::resource_not_found()));
+    control_response answer =
+        handler(control_request{request.method, target.path, target.query, request.body});
+    apiserver::http_response response;
+    response.status = answer.status;
+    response.content_type = std::move(answer.content_type);
+    response.body = std::move(answer.body);
+    exchange->respond(std::move(response));
+  }
+
+  static void serve_health(const apiserver::http_request& request,
+                           const std::shared_ptr<apiserver::http_exchange>& exchange) {
+    if (request.method != "GET")
+      return exchange->respond(apiserver::failure_response(apiserver::make_failure(
+          405, "MethodNotAllowed",
+          "the server does not allow this method on the requested resource")));
+    apiserver::http_response ok;
+    ok.content_type = "text/plain; charset=utf-8";
+    ok.body = "ok";
+    exchange->respond(std::move(ok));
   }
 
   // BOOKMARKs to the watches that asked, every bookmark_interval, until stopped.
@@ -157,7 +114,10 @@ struct simulator::impl {
 
   simulator_options options;
   storage store;
-  rest_handler rest;
+  storage_backend backend;
+  apiserver::api_frontend front;
+  std::mutex routes_mutex;
+  std::map<std::string, control_handler> routes; // guarded by routes_mutex
   mutable std::mutex tls_mutex;
   std::string ca_pem;                      // guarded by tls_mutex
   std::atomic<std::int64_t> latency_ms{0}; // set_latency() before start()
@@ -199,7 +159,6 @@ status_result simulator::start() {
   auto started = server->start();
   if (!started)
     return started;
-  s.rest.set_server_address(server->local_endpoint());
   s.server = std::move(server);
   s.bookmarks = std::jthread([&s](std::stop_token stop) { s.send_bookmarks_until(stop); });
   return ok_v;
@@ -278,7 +237,8 @@ std::size_t simulator::open_watches() const {
 }
 
 void simulator::add_control_route(std::string prefix, control_handler handler) {
-  impl_->rest.add_control_route(std::move(prefix), std::move(handler));
+  std::lock_guard lock(impl_->routes_mutex);
+  impl_->routes[std::move(prefix)] = std::move(handler);
 }
 
 } // namespace kinformer::sim

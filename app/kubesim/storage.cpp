@@ -1146,7 +1146,7 @@ api_result<watch_handle> storage::watch_unobserved(const watch_request& request,
     }
     if (request.send_initial_events.value_or(false))
       sink({event_type::bookmark, current, nullptr,
-            bookmark_line(state->info, current, request.metadata_only, true)});
+            bookmark_line(state->info, current, request.metadata_only, true), true});
   } else if (from < current) {
     if (from < impl_->oldest)
       return apiserver::too_old_resource_version(from, impl_->oldest);

@@ -83,6 +83,7 @@ struct watch_message {
   std::uint64_t resource_version = 0;
   object_ptr object;                       // the object delivered (for bookmarks: empty)
   std::shared_ptr<const std::string> line; // the complete JSON line to write, ending in '\n'
+  bool initial_events_end = false;         // the BOOKMARK that ends a streaming list's events
 };
 
 // Called synchronously from the writing thread while the storage lock is held, one call at a

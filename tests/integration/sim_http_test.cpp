@@ -55,6 +55,20 @@ request_options accepting(std::string accept) {
   return out;
 }
 
+// A body's non-empty lines (a watch's events).
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (auto nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
+    if (nl > start)
+      out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  if (start < text.size())
+    out.push_back(text.substr(start));
+  return out;
+}
+
 request_options bearer(std::string token) {
   request_options out;
   out.token = std::move(token);
@@ -484,10 +498,12 @@ TEST_CASE("lists: selectors, paging, metadata-only, cluster scope", "[sim_http]"
   CHECK(pages == 3);
   CHECK(names == std::vector<std::string>{"cm0", "cm1", "cm2", "cm3", "cm4"});
 
-  // kubectl asks for a Table; it gets the plain list and prints it client-side.
+  // kubectl asks for a Table; it gets the API server's, rows in key order.
   auto table = get(port, "/api/v1/configmaps",
                    accepting("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
-  CHECK(table.json().at("kind").as_string() == "ConfigMapList");
+  CHECK(table.json().at("kind").as_string() == "Table");
+  CHECK(table.json().at("rows").as_array().size() == 5);
+  CHECK(table.json().at("columnDefinitions").as_array().at(0).at("name").as_string() == "Name");
 
   auto meta = get(port, "/api/v1/configmaps",
                   accepting("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"));
@@ -508,9 +524,27 @@ TEST_CASE("lists: selectors, paging, metadata-only, cluster scope", "[sim_http]"
   CHECK(get(port, "/api/v1/namespaces/default/configmaps/cm1",
             accepting("application/json;as=Scale;g=autoscaling;v=v1"))
             .code == 406);
-  CHECK(get(port, "/api/v1/configmaps?watch=1",
-            accepting("application/json;as=Table;v=v1;g=meta.k8s.io"))
-            .code == 406);
+  // A Table watch (kubectl get -w): one row per event, the columns in the first event's alone.
+  auto table_watch = get(port, "/api/v1/configmaps?watch=1&timeoutSeconds=1",
+                         accepting("application/json;as=Table;v=v1;g=meta.k8s.io"));
+  REQUIRE(table_watch.code == 200);
+  auto lines = split_lines(table_watch.body);
+  REQUIRE(lines.size() == 5);
+  auto first_event = json::parse(lines[0]);
+  CHECK(first_event.at("type").as_string() == "ADDED");
+  CHECK(first_event.at("object").at("kind").as_string() == "Table");
+  CHECK(first_event.at("object").as_object().contains("columnDefinitions"));
+  CHECK(json::parse(lines[1]).at("object").at("columnDefinitions").is_null());
+
+  // A watch of one object by name: on its item path, or under the /watch/ prefix.
+  for (const std::string target : {"/api/v1/namespaces/default/configmaps/cm1?watch=1",
+                                   "/api/v1/watch/namespaces/default/configmaps/cm1?"}) {
+    auto one_watch = get(port, target + "&timeoutSeconds=1");
+    REQUIRE(one_watch.code == 200);
+    auto events = split_lines(one_watch.body);
+    REQUIRE(events.size() == 1);
+    CHECK(json::parse(events[0]).at("object").at("metadata").at("name").as_string() == "cm1");
+  }
 
   // Cluster-scoped resources and namespaces themselves.
   REQUIRE(call(port, "POST", "/api/v1/nodes",
