@@ -15,6 +15,7 @@
 #include "app/apiserver/watch_event.hpp"
 #include "app/apiserver/watch_shaper.hpp"
 #include "app/kinformerd/continue_snapshots.hpp"
+#include "app/kinformerd/live_event_merge.hpp"
 
 #include <caf/all.hpp>
 
@@ -31,8 +32,11 @@ namespace {
 // Read API -> its own watch actor: the watch's time is up; time for a periodic bookmark.
 using watch_timeout_atom = caf::atom_constant<caf::atom("wtimeout")>;
 using watch_bookmark_atom = caf::atom_constant<caf::atom("wbookmark")>;
+// ... time to ask the quiet informers how far they are, to release held live events.
+using watch_merge_atom = caf::atom_constant<caf::atom("wmerge")>;
 using watch_actor =
-    handler_actor::extend<caf::reacts_to<watch_timeout_atom>, caf::reacts_to<watch_bookmark_atom>>;
+    handler_actor::extend<caf::reacts_to<watch_timeout_atom>, caf::reacts_to<watch_bookmark_atom>,
+                          caf::reacts_to<watch_merge_atom>>;
 
 apiserver::http_response status_reply(const status& s) {
   return apiserver::failure_response(s);
@@ -334,10 +338,11 @@ struct watch_context {
   std::vector<informer_subscription> informers;
   std::size_t synced_left = 0; // informers whose initial deltas are not all in yet
   bool started = false;        // the initial events are out: deltas are written as they come
-  // Until every informer's initial deltas are in: those deltas, then the live ones that came
-  // meanwhile (in arrival order). The initial ones go out in resourceVersion order.
+  // Until every informer's initial deltas are in: those deltas. They go out in resourceVersion
+  // order; the live ones, merged across the informers, as soon as none can precede them.
   std::vector<delta> held_initial;
-  std::vector<delta> held_live;
+  live_event_merge live;
+  bool merge_poll_scheduled = false;
   std::vector<std::string> listed_versions; // each informer's, read before it was subscribed
   std::string newest;                       // the newest resourceVersion sent
   std::size_t progress_left = 0;            // progress answers a bookmark waits for
@@ -428,12 +433,44 @@ bool write_deltas(watch_actor::pointer self, const std::shared_ptr<watch_context
   return true;
 }
 
+// Writes the live deltas no informer can precede any more; while some are held, asks the quiet
+// informers how far they are every merge_poll_interval.
+void write_live(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  if (!write_deltas(self, ctx, ctx->live.take_ready()))
+    return;
+  if (ctx->live.holding() && !ctx->merge_poll_scheduled) {
+    ctx->merge_poll_scheduled = true;
+    self->delayed_send(caf::actor_cast<watch_actor>(self), ctx->st->options.merge_poll_interval,
+                       watch_merge_atom::value);
+  }
+}
+
+// Asks the informers that hold nothing back for their progress (a quiet one moves on by its
+// watch's bookmarks), then writes what that releases.
+void poll_merge(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  ctx->merge_poll_scheduled = false;
+  if (!ctx->live.holding())
+    return;
+  for (auto lane : ctx->live.lanes_to_ask())
+    for (const auto& sub : ctx->informers)
+      if (sub.informer.id() == lane)
+        self->request(sub.informer, ctx->st->options.cache_timeout, atoms::progress_atom::value,
+                      sub.id)
+            .then(
+                [self, ctx, lane](std::string& rv) {
+                  ctx->live.note_progress(lane, rv);
+                  if (!ctx->done)
+                    write_live(self, ctx);
+                },
+                [](const caf::error&) {});
+  write_live(self, ctx); // schedules the next poll while anything is held
+}
+
 // Every informer's initial deltas are in: they go out in resourceVersion order (a client that
 // resumes from any of them has been sent everything below it), then the initial-events-end
 // bookmark when asked for, then the live deltas that came meanwhile.
 void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
   auto initial = std::move(ctx->held_initial);
-  auto live = std::move(ctx->held_live);
   ctx->started = true;
   // Each version is parsed once; one that is not an integer sorts last.
   std::vector<std::pair<std::uint64_t, std::size_t>> order;
@@ -455,7 +492,7 @@ void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context
     self->quit();
     return;
   }
-  write_deltas(self, ctx, live);
+  write_live(self, ctx);
 }
 
 // Subscribes to each of the kind's informers, after its first list: without resume_from they
@@ -484,9 +521,12 @@ void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_con
             for (const auto& handle : informers) {
               auto informer = handle.informer;
               self->monitor(informer);
+              ctx->live.add_lane(informer.id());
               auto subscribe = [self, ctx, timeout, options, informer,
                                 failed](const informer_stats& stats) {
                 ctx->listed_versions.push_back(stats.resource_version);
+                // Its live deltas come after what it had then.
+                ctx->live.note_progress(informer.id(), stats.resource_version);
                 subscription_options mine = options;
                 mine.from_now = ctx->from_now; // changes after the subscribe, not the store
                 self->request(informer, timeout, atoms::subscribe_atom::value,
@@ -523,7 +563,8 @@ void request_bookmark(watch_actor::pointer self, const std::shared_ptr<watch_con
   for (const auto& sub : ctx->informers)
     self->request(sub.informer, ctx->st->options.cache_timeout, atoms::progress_atom::value, sub.id)
         .then(
-            [self, ctx](std::string& rv) {
+            [self, ctx, lane = sub.informer.id()](std::string& rv) {
+              ctx->live.note_progress(lane, rv);
               ctx->progress_versions.push_back(std::move(rv));
               if (--ctx->progress_left > 0 || ctx->done)
                 return;
@@ -531,6 +572,10 @@ void request_bookmark(watch_actor::pointer self, const std::shared_ptr<watch_con
               for (const auto& v : ctx->progress_versions)
                 if (v.empty())
                   return;
+              // Held live deltas at or below the bookmark go out before it.
+              write_live(self, ctx);
+              if (ctx->done)
+                return;
               if (!ctx->stream->write(
                       ctx->bookmark(oldest_revision(ctx->progress_versions), false)))
                 self->quit();
@@ -582,17 +627,21 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
         // bounded by the stream.
         caf::anon_send(caf::actor_cast<caf::actor>(self->current_sender()), atoms::ack_atom::value,
                        id, static_cast<std::uint64_t>(batch.size()));
-        if (ctx->started) {
-          write_deltas(self, ctx, batch);
-          return;
+        const auto lane = self->current_sender()->id();
+        for (auto& d : batch) {
+          if (d.initial_list)
+            ctx->held_initial.push_back(std::move(d));
+          else
+            ctx->live.push(lane, std::move(d));
         }
-        for (auto& d : batch)
-          (d.initial_list ? ctx->held_initial : ctx->held_live).push_back(std::move(d));
+        if (ctx->started)
+          write_live(self, ctx);
       },
       [self, ctx](atoms::synced_atom, subscription_id) {
         if (!ctx->started && ctx->synced_left > 0 && --ctx->synced_left == 0)
           start_events(self, ctx);
       },
+      [self, ctx](watch_merge_atom) { poll_merge(self, ctx); },
       [self, ctx](watch_bookmark_atom) {
         request_bookmark(self, ctx);
         self->delayed_send(caf::actor_cast<watch_actor>(self), ctx->st->options.bookmark_interval,

@@ -46,8 +46,11 @@
 //   events are merged in resourceVersion order, and N is checked against each informer's window;
 //   a list and the bookmarks report the oldest informer's resourceVersion, so until a quiet
 //   informer's version passes a busier one's last list (its next bookmark), a watch from such a
-//   list is refused and the client relists. Live events of different informers are written as
-//   they arrive, each informer's in order.
+//   list is refused and the client relists. Live events are merged too (live_event_merge.hpp):
+//   one informer's event waits until every other informer is past it, by an event of its own or
+//   by its progress, which a quiet informer makes through its watch's bookmarks (the API server
+//   sends one about every minute). So a watch across namespaces cached apart is exact but can
+//   lag by up to that much; a watch within one namespace has one informer and never waits.
 // - limit/continue: the first page keeps the whole sorted result as a snapshot; later pages come
 //   from it, consistent with the first. A snapshot is kept until its last page is served, for at
 //   most `continue_max_age` and `continue_snapshots` at a time (continue_snapshots.hpp). A
@@ -97,6 +100,9 @@ struct read_api_options {
   std::chrono::seconds default_watch_timeout{1800};
   // Periodic bookmarks of watches that allow them (the API server sends about one a minute).
   std::chrono::milliseconds bookmark_interval{60000};
+  // A watch fed by several informers holds a live event until every informer is past it; while
+  // it holds one, it asks the quiet informers how far they are this often.
+  std::chrono::milliseconds merge_poll_interval{100};
   // Which informers the configuration keeps for each served kind, by
   // group_version_resource::to_string(): full objects, metadata only (PartialObjectMetadata), or
   // both. A kind not listed has a full informer. A request is answered only from these: objects
