@@ -387,6 +387,9 @@ public:
   void abandon() { close_connection(); }
 
 private:
+  // TLS: the handshake over what detect_ssl read, or Go's 400 for a client speaking plain HTTP.
+  void handshake();
+  void refuse_plain_http();
   void read_request();
   void on_request(beast::error_code ec);
   void dispatch();
@@ -562,18 +565,48 @@ void session::start() {
     return;
   }
   tcp().expires_after(server_->options.idle_timeout);
-  tls->async_handshake(
-      net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
-        if (ec) { // not TLS, or a certificate the client refused
-          self->close_connection();
-          return;
-        }
-        // Verified in the handshake against the client CA: its presence is
-        // the proof.
-        self->client_certificate_ =
-            SSL_get0_peer_certificate(std::get<tls_stream>(self->conn_).native_handle()) != nullptr;
-        self->read_request();
-      });
+  // The first bytes tell a TLS client from one speaking plain HTTP, which gets Go's answer (as
+  // from the API server) and fails at once instead of retrying a closed connection.
+  beast::async_detect_ssl(tcp(), buffer_,
+                          [self = shared_from_this()](beast::error_code ec, bool is_tls) {
+                            if (ec) {
+                              self->close_connection();
+                              return;
+                            }
+                            if (!is_tls) {
+                              self->refuse_plain_http();
+                              return;
+                            }
+                            self->handshake();
+                          });
+}
+
+void session::refuse_plain_http() {
+  static constexpr std::string_view answer =
+      "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+  net::async_write(
+      tcp(), net::buffer(answer.data(), answer.size()),
+      [self = shared_from_this()](beast::error_code, std::size_t) { self->close_connection(); });
+}
+
+void session::handshake() {
+  auto& tls = std::get<tls_stream>(conn_);
+  // The bytes detect_ssl read are the start of the handshake. (The default argument satisfies
+  // Boost 1.81's check of this overload's handler, written for the one-argument signature.)
+  tls.async_handshake(net::ssl::stream_base::server, buffer_.cdata(),
+                      [self = shared_from_this()](beast::error_code ec, std::size_t used = 0) {
+                        if (ec) { // a certificate the client refused, or not TLS after all
+                          self->close_connection();
+                          return;
+                        }
+                        self->buffer_.consume(used);
+                        // Verified in the handshake against the client CA: its presence is
+                        // the proof.
+                        self->client_certificate_ =
+                            SSL_get0_peer_certificate(
+                                std::get<tls_stream>(self->conn_).native_handle()) != nullptr;
+                        self->read_request();
+                      });
 }
 
 void session::read_request() {

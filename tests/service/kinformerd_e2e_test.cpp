@@ -6,6 +6,7 @@
 // the read API, kinformer-subscribe subscribes remotely, SIGTERM stops it, and a bad config
 // file is refused with exit status 2.
 
+#include "app/kubesim/self_signed_cert.hpp"
 #include "tests/support/child_process.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -225,22 +226,58 @@ std::vector<sample> parse_metrics(const std::string& text) {
   return out;
 }
 
-// Runs kubectl against the read API and returns its parsed JSON output.
-json::value kubectl_json(const std::string& api, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{KUBECTL_PATH, "--server=http://" + api};
+struct kubectl_run {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs kubectl with `connection` (--server and its credentials) to completion.
+kubectl_run run_kubectl(const std::vector<std::string>& connection,
+                        const std::vector<std::string>& args) {
+  std::vector<std::string> argv{KUBECTL_PATH};
+  argv.insert(argv.end(), connection.begin(), connection.end());
   argv.insert(argv.end(), args.begin(), args.end());
   child_process kubectl(argv);
   auto out = kubectl.all_stdout(20s);
   auto code = kubectl.wait_exit(20s);
-  INFO("kubectl stderr: " << kubectl.stderr_text());
   REQUIRE(out);
   REQUIRE(code);
-  REQUIRE(*code == 0);
+  return {*code, *out, kubectl.stderr_text()};
+}
+
+// Runs kubectl against the read API and returns its parsed JSON output.
+json::value kubectl_json(const std::vector<std::string>& connection,
+                         const std::vector<std::string>& args) {
+  auto run = run_kubectl(connection, args);
+  INFO("kubectl stderr: " << run.err);
+  REQUIRE(run.code == 0);
+  const auto out = std::optional<std::string>(run.out);
   boost::system::error_code ec;
   auto value = json::parse(*out, ec);
   INFO("kubectl stdout: " << out->substr(0, 500));
   REQUIRE_FALSE(ec);
   return value;
+}
+
+json::value kubectl_json(const std::string& api, const std::vector<std::string>& args) {
+  return kubectl_json(std::vector<std::string>{"--server=http://" + api}, args);
+}
+
+// The value of the sample `name` whose labels include `labels`; 0 when there is none.
+double sample_value(const std::vector<sample>& samples, const std::string& name,
+                    const std::map<std::string, std::string>& labels = {}) {
+  for (const auto& s : samples) {
+    if (s.name != name)
+      continue;
+    bool all = true;
+    for (const auto& [key, value] : labels) {
+      auto it = s.labels.find(key);
+      all = all && it != s.labels.end() && it->second == value;
+    }
+    if (all)
+      return s.value;
+  }
+  return 0;
 }
 
 std::string text_at(const json::value& v, std::initializer_list<const char*> path) {
@@ -338,6 +375,61 @@ TEST_CASE("kubectl reads pods through kinformerd's read API", "[service_e2e]") {
   }
   CHECK(names == expected);
   CHECK(names.size() < simulated_pods);
+}
+
+// The read API as shipped manifests run it: TLS on the listener and a bearer token, read by
+// kubectl; /metrics counts what it answered.
+TEST_CASE("kubectl reads through kinformerd's read API over TLS with a token, and /metrics "
+          "counts it",
+          "[service_e2e]") {
+  if (!kubectl_available()) {
+    WARN("kubectl not found at " KUBECTL_PATH ": skipped");
+    return;
+  }
+  temp_dir dir;
+  auto tls = kinformer::sim::make_self_signed_tls();
+  REQUIRE(tls.ok());
+  auto ca = dir.write("ca.pem", tls->ca_cert_pem);
+  auto config = config_yaml(dir.write("secret", "e2e-secret")) +
+                "listen:\n  api_token_file: " + dir.write("token", "read-token\n") +
+                "\n  api_tls:\n    certificate: " + dir.write("tls.crt", tls->server_cert_pem) +
+                "\n    key: " + dir.write("tls.key", tls->server_key_pem) + "\n";
+  kinformerd daemon({"--config", dir.write("kinformerd.yaml", config)});
+  daemon.wait_ready();
+  const std::string server = "--server=https://" + daemon.api_address();
+
+  auto all = kubectl_json({server, "--certificate-authority=" + ca, "--token=read-token"},
+                          {"get", "pods", "-A", "-o", "json"});
+  CHECK(all.at("items").as_array().size() == simulated_pods);
+  auto table = run_kubectl({server, "--certificate-authority=" + ca, "--token=read-token"},
+                           {"get", "pods", "-n", "default"});
+  CHECK(table.code == 0);
+  CHECK_THAT(table.out, Catch::StartsWith("NAME") && Catch::Contains("STATUS"));
+
+  // A wrong token, no token, a server kubectl does not trust, and plain HTTP are all refused.
+  auto wrong = run_kubectl({server, "--certificate-authority=" + ca, "--token=wrong"},
+                           {"get", "pods", "-A"});
+  CHECK(wrong.code != 0);
+  CHECK_THAT(wrong.err, Catch::Contains("Forbidden") || Catch::Contains("forbidden") ||
+                            Catch::Contains("Unauthorized"));
+  auto untrusted = run_kubectl({server, "--token=read-token"}, {"get", "pods", "-A"});
+  CHECK(untrusted.code != 0);
+  CHECK_THAT(untrusted.err, Catch::Contains("certificate"));
+  auto plain = run_kubectl({"--server=http://" + daemon.api_address(), "--token=read-token"},
+                           {"get", "pods", "-A"});
+  CHECK(plain.code != 0);
+  CHECK_THAT(plain.err, Catch::Contains("BadRequest")); // at once, not after retries
+
+  auto reply = http_get(daemon.metrics_address(), "/metrics");
+  REQUIRE(reply.status == 200);
+  auto samples = parse_metrics(reply.body);
+  INFO(reply.body.substr(0, 3000));
+  CHECK(sample_value(samples, "kinformer_read_api_requests_total",
+                     {{"verb", "list"}, {"code", "200"}}) >= 2);
+  CHECK(sample_value(samples, "kinformer_read_api_requests_total", {{"verb", "discovery"}}) >= 1);
+  // At least the 300 pods' JSON went out.
+  CHECK(sample_value(samples, "kinformer_read_api_bytes_written_total") > 300 * 1000);
+  CHECK(sample_value(samples, "kinformer_read_api_open_watches") == 0);
 }
 
 // The keys a kinformer-subscribe child printed as ADDED before its SYNCED line.
