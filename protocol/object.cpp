@@ -327,10 +327,14 @@ result<object_ptr> object::from_json(const json::value& value, const object_tran
 }
 
 json::value object::tree() const {
+  return tree({});
+}
+
+json::value object::tree(json::storage_ptr storage) const {
   json::parse_options options;
   options.max_depth = 256;
   // The text was validated when the object was made: this cannot fail.
-  return json::parse(json_text(), {}, options);
+  return json::parse(json_text(), std::move(storage), options);
 }
 
 std::size_t object::heap_bytes() const noexcept {

@@ -70,6 +70,8 @@ public:
   // A parsed tree of the text, owned by the caller (default allocator). Costs a parse on every
   // call and about three times the text in memory while the caller keeps it.
   boost::json::value tree() const;
+  // The same, allocated from `storage` (a monotonic resource makes a short-lived tree cheap).
+  boost::json::value tree(boost::json::storage_ptr storage) const;
   // Views into this object, made from its stored spans on each call (a few loads; inline, so
   // a caller that reads one field pays for that one).
   object_meta meta() const noexcept {
