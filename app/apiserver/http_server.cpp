@@ -185,6 +185,24 @@ struct http_server::impl {
     return tls;
   }
 
+  // Posts (or dispatches) `fn` to `executor`, unless stop() has run its I/O context for the last
+  // time: then `fn` is left to its caller, who frees it and what it holds. Queued where no thread
+  // runs, a handler that holds a session would keep the server (and the queue itself) forever.
+  // Returns whether `fn` was queued.
+  template <class Executor, class Fn>
+  bool post_while_open(const Executor& executor, Fn&& fn, bool dispatch = false) {
+    std::lock_guard lock(io_mutex);
+    if (io_closed)
+      return false;
+    if (dispatch)
+      net::dispatch(executor, std::forward<Fn>(fn));
+    else
+      net::post(executor, std::forward<Fn>(fn));
+    return true;
+  }
+  std::mutex io_mutex;
+  bool io_closed = false; // guarded by io_mutex: set by stop() before its last poll
+
   // Every session still open.
   std::vector<std::shared_ptr<session>> live_sessions_now() {
     std::vector<std::shared_ptr<session>> live;
@@ -359,7 +377,8 @@ public:
 
   ~session() {
     if (--server_->live_sessions == 0 && server_->stopping)
-      net::post(server_->control, [server = server_] { server->release_deadline_if_idle(); });
+      server_->post_while_open(server_->control,
+                               [server = server_] { server->release_deadline_if_idle(); });
   }
 
   // Reads the first request; with TLS, after the handshake.
@@ -485,20 +504,29 @@ public:
     auto body = std::make_shared<stream_state>(server_, owner_, strand_);
     // A route that answers at once (on the session's strand, as the simulator's do) starts its
     // stream now: a fault injected as soon as the request is seen (a drop, a stall) finds it.
-    net::dispatch(strand_,
-                  [owner = std::move(owner_), body, status, content_type = std::move(content_type),
-                   headers = std::move(headers)]() mutable {
-                    owner->begin_stream(body, status, std::move(content_type), std::move(headers));
-                  });
+    const bool queued = server_->post_while_open(
+        strand_,
+        [owner = std::move(owner_), body, status, content_type = std::move(content_type),
+         headers = std::move(headers)]() mutable {
+          owner->begin_stream(body, status, std::move(content_type), std::move(headers));
+        },
+        true);
+    if (!queued) { // the server has stopped: the stream ends before it starts
+      body->abandon();
+      body->finish(stream_end::finished);
+    }
     return body;
   }
 
 private:
   // Only the one caller that set answered_ gets here: owner_ is moved out once.
   void post_response(http_response response) {
-    net::dispatch(strand_, [owner = std::move(owner_), response = std::move(response)]() mutable {
-      owner->send(std::move(response));
-    });
+    server_->post_while_open(
+        strand_,
+        [owner = std::move(owner_), response = std::move(response)]() mutable {
+          owner->send(std::move(response));
+        },
+        true);
   }
 
   std::shared_ptr<http_server::impl> server_;
@@ -1104,6 +1132,10 @@ status_result http_server::start() {
   s.running = true;
   s.stopping = false;
   s.ioc.restart(); // a stop() before leaves it stopped: run() would return at once
+  {
+    std::lock_guard lock(s.io_mutex);
+    s.io_closed = false;
+  }
   accept_next(impl_);
   for (std::size_t i = 0; i < std::max<std::size_t>(1, s.options.io_threads); ++i)
     s.threads.emplace_back([&s] {
@@ -1160,6 +1192,15 @@ void http_server::stop() {
   for (auto& w : all)
     if (auto p = w.lock())
       p->abandon();
+  s.ioc.restart();
+  for (int round = 0; round < 100 && s.ioc.poll() > 0; ++round)
+    ;
+  // From now on nothing is queued (an answer a route gives later is dropped where it is given);
+  // what was queued before this runs now, for the last time.
+  {
+    std::lock_guard lock(s.io_mutex);
+    s.io_closed = true;
+  }
   s.ioc.restart();
   for (int round = 0; round < 100 && s.ioc.poll() > 0; ++round)
     ;

@@ -455,6 +455,29 @@ TEST_CASE("http_server: stop frees a stream whose client stopped reading") {
   CHECK(c.closed_by_server(std::chrono::seconds(20)));
 }
 
+TEST_CASE("http_server: an answer given after stop frees its session and the server") {
+  auto sentinel = std::make_shared<int>(0); // held by the route, so by the server
+  const std::weak_ptr<int> server_alive = sentinel;
+  std::promise<std::shared_ptr<http_exchange>> held;
+  auto exchange = held.get_future();
+  auto f = std::make_unique<server_fixture>();
+  f->server.add_route(
+      "/later", [sentinel, &held](const http_request&, std::shared_ptr<http_exchange> x) {
+        held.set_value(std::move(x)); // answered after the stop, as a slow cache would
+      });
+  sentinel.reset();
+  f->start();
+  client c(f->server.port());
+  c.send_raw("GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto late = exchange.get();
+  f->server.stop();
+  // Queued where no thread runs, this answer would hold its session, which holds the server.
+  late->respond(text("too late"));
+  late.reset();
+  f.reset();
+  CHECK(server_alive.expired());
+}
+
 TEST_CASE("http_server: a body given as pieces arrives whole, and the connection stays alive") {
   server_fixture f;
   auto big = std::make_shared<const std::string>(300000, 'x'); // several socket writes' worth
