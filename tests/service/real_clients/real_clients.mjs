@@ -10,6 +10,10 @@
 //   - kinformer-watch --metadata-only (PartialObjectMetadata list and watch), every pod;
 //   - kinformer-watch -l track=canary --watch-timeout 1: its watch ends every second and resumes
 //     from its last resourceVersion, so it is told about pods that left the selection meanwhile.
+// A second kinformerd caches the pods per namespace (an informer for each of the three), so its
+// read API merges three informers into every list and watch across namespaces; read by:
+//   - @kubernetes/client-node's informer, every pod;
+//   - kinformer-watch --watch-timeout 1, every pod, resuming every second.
 // During the churn the simulator drops, fails, stalls and compacts kinformerd's watches and fails
 // its lists. Then the churn stops, and every client's cache must equal the simulator's truth for
 // its selection (key -> resourceVersion), within a deadline. Exit status 0 on success; on failure
@@ -118,40 +122,51 @@ const simUrl = await firstLine(kubesim, 'stdout', (l) => l.match(/^listening on 
   .catch((e) => die(e.message));
 log(`kubesim at ${simUrl}`);
 
-const config = join(work, 'kinformerd.yaml');
-writeFileSync(
-  config,
-  [
-    'informers:',
-    '  - resource: pods',
-    '  - resource: pods',
-    '    name: pods-metadata',
-    '    metadata_only: true',
-    'listen:',
-    '  api_anonymous: true',
-    '  api: "127.0.0.1:0"',
-    '  metrics: "127.0.0.1:0"',
-    '',
-  ].join('\n'),
-);
-const kinformerd = start('kinformerd', join(bin, 'kinformerd'), ['--config', config, '--server', simUrl]);
-const apiAddress = await firstLine(
-  kinformerd,
-  'stderr',
-  (l) => (l.includes('event=api_listening') ? l.match(/ address=(\S+)/)?.[1] : null),
-  60000,
-).catch((e) => die(e.message));
-const api = `http://${apiAddress}`;
-log(`kinformerd's read API at ${api}`);
+// kinformerd with `informers` (YAML lines) against the simulator: its read API's URL.
+async function startKinformerd(name, informers) {
+  const config = join(work, `${name}.yaml`);
+  writeFileSync(
+    config,
+    [
+      'informers:',
+      ...informers,
+      'listen:',
+      '  api_anonymous: true',
+      '  api: "127.0.0.1:0"',
+      '  metrics: "127.0.0.1:0"',
+      '',
+    ].join('\n'),
+  );
+  const daemon = start(name, join(bin, 'kinformerd'), ['--config', config, '--server', simUrl]);
+  const address = await firstLine(
+    daemon,
+    'stderr',
+    (l) => (l.includes('event=api_listening') ? l.match(/ address=(\S+)/)?.[1] : null),
+    60000,
+  ).catch((e) => die(e.message));
+  log(`${name}'s read API at http://${address}`);
+  return `http://${address}`;
+}
+
+const api = await startKinformerd('kinformerd', [
+  '  - resource: pods',
+  '  - resource: pods',
+  '    name: pods-metadata',
+  '    metadata_only: true',
+]);
+const perNamespaceApi = await startKinformerd('kinformerd-per-namespace', [
+  '  - resource: pods',
+  '    namespaces: [default, ns-1, ns-2]',
+]);
 
 // ---- the clients -----------------------------------------------------------------------------
 // Each client's cache: key -> resourceVersion.
 const caches = {};
 
-function clientNodeInformer(name, labelSelector) {
+function clientNodeInformer(name, labelSelector, server = api) {
   const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'kinformerd', server: api, skipTLSVerify: true }],
+    clusters: [{ name: 'kinformerd', server, skipTLSVerify: true }],
     users: [{ name: 'anonymous' }],
     contexts: [{ name: 'kinformerd', cluster: 'kinformerd', user: 'anonymous' }],
     currentContext: 'kinformerd',
@@ -170,10 +185,10 @@ function clientNodeInformer(name, labelSelector) {
 }
 
 // kinformer-watch's delta lines kept as a map.
-function kinformerWatch(name, extra) {
+function kinformerWatch(name, extra, server = api) {
   const cache = new Map();
   caches[name] = () => cache;
-  start(name, join(bin, 'kinformer-watch'), ['-s', api, '-A', ...extra, 'pods'], {
+  start(name, join(bin, 'kinformer-watch'), ['-s', server, '-A', ...extra, 'pods'], {
     onLine: (line) => {
       const d = JSON.parse(line);
       if (d.type === 'DELETED') cache.delete(d.key);
@@ -210,8 +225,13 @@ function kubectlWatch(name, selector) {
   return child;
 }
 
-await Promise.all([clientNodeInformer('client-node', undefined), clientNodeInformer('client-node -l track=canary', 'track=canary')])
-  .catch((e) => die(`client-node informer: ${e}`));
+await Promise.all([
+  clientNodeInformer('client-node', undefined),
+  clientNodeInformer('client-node -l track=canary', 'track=canary'),
+  clientNodeInformer('client-node, per-namespace informers', undefined, perNamespaceApi),
+]).catch((e) => die(`client-node informer: ${e}`));
+kinformerWatch('kinformer-watch --watch-timeout 1, per-namespace informers', ['--watch-timeout', '1'],
+  perNamespaceApi);
 kinformerWatch('kinformer-watch --metadata-only', ['--metadata-only']);
 kinformerWatch('kinformer-watch -l track=canary --watch-timeout 1', ['-l', 'track=canary', '--watch-timeout', '1']);
 const haveKubectl = await new Promise((resolve) => {
