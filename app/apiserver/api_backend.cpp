@@ -14,8 +14,7 @@ void api_backend::admit(const http_request& request, const access_request&,
 
 void api_backend::write(const http_request&, const request_target&, const resource_path&,
                         std::shared_ptr<http_exchange> exchange) {
-  exchange->respond(failure_response(make_failure(
-      405, "MethodNotAllowed", "the server does not allow this method on the requested resource")));
+  exchange->respond(failure_response(method_not_allowed()));
 }
 
 bool resource_request::matches(const object& obj) const {

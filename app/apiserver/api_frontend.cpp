@@ -16,11 +16,6 @@ namespace kinformer::apiserver {
 
 namespace {
 
-status method_not_allowed() {
-  return make_failure(405, "MethodNotAllowed",
-                      "the server does not allow this method on the requested resource");
-}
-
 // /openapi/v2, /openapi/v3 and /openapi/v3/{api/v1 | apis/{group}/{version}}.
 http_response openapi_response(const std::vector<resource_info>& resources,
                                const std::vector<std::string>& segments, std::string_view accept,
@@ -53,8 +48,9 @@ access_request wanted_access(const http_request& request, const request_target& 
     return wanted;
   const auto& path = route.resource;
   if (request.method == "GET") {
-    const auto watch_param = target.param("watch").value_or("");
-    const bool watch = path.watch_prefix || watch_param == "1" || watch_param == "true";
+    // Read as ListOptions reads it (any case), so what is admitted is what is served.
+    const auto watch_param = target.flag("watch");
+    const bool watch = path.watch_prefix || (watch_param && *watch_param);
     wanted.verb = watch ? "watch" : path.name.empty() ? "list" : "get";
   } else {
     wanted.verb = request.method;

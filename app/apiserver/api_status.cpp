@@ -29,6 +29,11 @@ status resource_not_found() {
   return make_failure(404, "NotFound", "the server could not find the requested resource");
 }
 
+status method_not_allowed() {
+  return make_failure(405, "MethodNotAllowed",
+                      "the server does not allow this method on the requested resource");
+}
+
 status already_exists(const group_version_resource& gvr, std::string_view name) {
   return make_failure(409, "AlreadyExists",
                       qualified_resource(gvr) + " " + quoted(name) + " already exists");

@@ -21,6 +21,8 @@ status make_failure(int code, std::string reason, std::string message);
 status not_found(const group_version_resource& gvr, std::string_view name);
 // 404 for a resource the server does not serve.
 status resource_not_found();
+// 405 for a method the server does not allow on the resource.
+status method_not_allowed();
 // 409 `pods "x" already exists`
 status already_exists(const group_version_resource& gvr, std::string_view name);
 // 409 `Operation cannot be fulfilled on pods "x": the object has been modified; ...`

@@ -188,20 +188,24 @@ struct http_server::impl {
   // Posts (or dispatches) `fn` to `executor`, unless stop() has run its I/O context for the last
   // time: then `fn` is left to its caller, who frees it and what it holds. Queued where no thread
   // runs, a handler that holds a session would keep the server (and the queue itself) forever.
-  // Returns whether `fn` was queued.
+  // Returns whether `fn` was queued (or run). No lock: stop() sets io_closed, then waits until no
+  // post that began before it saw the flag is still under way, then polls what they queued.
   template <class Executor, class Fn>
   bool post_while_open(const Executor& executor, Fn&& fn, bool dispatch = false) {
-    std::lock_guard lock(io_mutex);
-    if (io_closed)
+    ++posting;
+    if (io_closed) {
+      --posting;
       return false;
+    }
     if (dispatch)
       net::dispatch(executor, std::forward<Fn>(fn));
     else
       net::post(executor, std::forward<Fn>(fn));
+    --posting;
     return true;
   }
-  std::mutex io_mutex;
-  bool io_closed = false; // guarded by io_mutex: set by stop() before its last poll
+  std::atomic<bool> io_closed{false};
+  std::atomic<int> posting{0};
 
   // Every session still open.
   std::vector<std::shared_ptr<session>> live_sessions_now() {
@@ -1132,10 +1136,7 @@ status_result http_server::start() {
   s.running = true;
   s.stopping = false;
   s.ioc.restart(); // a stop() before leaves it stopped: run() would return at once
-  {
-    std::lock_guard lock(s.io_mutex);
-    s.io_closed = false;
-  }
+  s.io_closed = false;
   accept_next(impl_);
   for (std::size_t i = 0; i < std::max<std::size_t>(1, s.options.io_threads); ++i)
     s.threads.emplace_back([&s] {
@@ -1196,11 +1197,11 @@ void http_server::stop() {
   for (int round = 0; round < 100 && s.ioc.poll() > 0; ++round)
     ;
   // From now on nothing is queued (an answer a route gives later is dropped where it is given);
-  // what was queued before this runs now, for the last time.
-  {
-    std::lock_guard lock(s.io_mutex);
-    s.io_closed = true;
-  }
+  // what was queued before this runs now, for the last time. (Only other threads post now, so
+  // none of them is waiting on this one.)
+  s.io_closed = true;
+  while (s.posting > 0)
+    std::this_thread::yield();
   s.ioc.restart();
   for (int round = 0; round < 100 && s.ioc.poll() > 0; ++round)
     ;
@@ -1234,23 +1235,23 @@ status_result http_server::replace_certificate(std::string certificate_pem, std:
     s.tls = std::move(context).value();
   }
   for (auto& p : s.live_sessions_now())
-    net::post(p->strand(), [p] { p->disconnect(); });
+    impl_->post_while_open(p->strand(), [p] { p->disconnect(); });
   return ok_v;
 }
 
 void http_server::drop_streams() {
   for (auto& p : impl_->live_sessions_now())
-    net::post(p->strand(), [p] { p->drop_stream(); });
+    impl_->post_while_open(p->strand(), [p] { p->drop_stream(); });
 }
 
 void http_server::stall_streams() {
   for (auto& p : impl_->live_sessions_now())
-    net::post(p->strand(), [p] { p->stall_stream(true); });
+    impl_->post_while_open(p->strand(), [p] { p->stall_stream(true); });
 }
 
 void http_server::resume_streams() {
   for (auto& p : impl_->live_sessions_now())
-    net::post(p->strand(), [p] { p->stall_stream(false); });
+    impl_->post_while_open(p->strand(), [p] { p->stall_stream(false); });
 }
 
 void http_server::set_latency(std::chrono::milliseconds delay) {

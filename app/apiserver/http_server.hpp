@@ -99,6 +99,8 @@ public:
 
 // One request's answer, given once from any thread: a plain response or the start of a stream.
 // An exchange dropped without an answer answers 500, so a route cannot leave a client hanging.
+// After the server has stopped, an answer is dropped where it is given (its connection is closed
+// already); a stream started then ends at once.
 class http_exchange {
 public:
   virtual ~http_exchange() = default;
@@ -131,7 +133,8 @@ struct http_server_options {
   // freed, however little is queued (a quiet watch whose client stopped reading).
   std::chrono::milliseconds stream_write_timeout{30000};
   // HTTPS: the server's certificate chain and key (PEM files, read at start()). Both empty:
-  // plain HTTP.
+  // plain HTTP. A client that speaks plain HTTP to an HTTPS listener gets Go's answer, "400 Bad
+  // Request ... Client sent an HTTP request to an HTTPS server.", and is disconnected.
   std::string tls_certificate_file;
   std::string tls_key_file;
   // HTTPS from PEM text instead of files (a generated certificate); see replace_certificate().

@@ -17,7 +17,8 @@ struct table_printer;
 
 class watch_shaper {
 public:
-  // `metadata_only`: the watched store holds PartialObjectMetadata already.
+  // `metadata_only`: the watched store holds PartialObjectMetadata already. `request` must
+  // outlive the shaper.
   watch_shaper(const resource_request& request, bool metadata_only);
 
   // {"type":...,"object":...}\n for `obj` in the shape asked for.

@@ -3,25 +3,12 @@
 
 #include "app/kinformerd/live_event_merge.hpp"
 
+#include "actors/change_window.hpp"
 #include "protocol/object.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <optional>
 
 namespace kinformer::service {
-
-namespace {
-
-std::optional<std::uint64_t> revision_of(std::string_view text) {
-  std::uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-    return std::nullopt;
-  return value;
-}
-
-} // namespace
 
 void live_event_merge::add_lane(lane_key lane) {
   lanes_.try_emplace(lane);
@@ -30,13 +17,13 @@ void live_event_merge::add_lane(lane_key lane) {
 void live_event_merge::push(lane_key key, delta d) {
   auto& l = lanes_[key];
   // Not an integer: nothing to order it by, so it goes out first.
-  const auto rv = revision_of(d.object->meta().resource_version).value_or(0);
+  const auto rv = parse_revision(d.object->meta().resource_version).value_or(0);
   l.progress = std::max(l.progress, rv);
   l.held.emplace_back(rv, std::move(d));
 }
 
 void live_event_merge::note_progress(lane_key key, std::string_view resource_version) {
-  if (auto rv = revision_of(resource_version)) {
+  if (auto rv = parse_revision(resource_version)) {
     auto& l = lanes_[key];
     l.progress = std::max(l.progress, *rv);
   }
@@ -62,6 +49,13 @@ std::vector<delta> live_event_merge::take_ready() {
     out.push_back(std::move(lowest->held.front().second));
     lowest->held.pop_front();
   }
+}
+
+std::size_t live_event_merge::held() const {
+  std::size_t count = 0;
+  for (const auto& [key, l] : lanes_)
+    count += l.held.size();
+  return count;
 }
 
 bool live_event_merge::holding() const {

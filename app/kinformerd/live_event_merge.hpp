@@ -31,8 +31,12 @@ public:
   void note_progress(lane_key lane, std::string_view resource_version);
 
   // Every held delta that no lane can still precede, in resourceVersion order. A delta whose
-  // version is not an integer is released at once.
+  // version is not an integer sorts first among the heads of the lanes. (A delete an informer
+  // infers on relist carries the object's last known, older version: it goes out when it comes,
+  // behind newer ones, as it would from one informer.)
   std::vector<delta> take_ready();
+  // How many deltas are held.
+  std::size_t held() const;
 
   // Whether deltas are held, and the lanes whose progress would release them (those with
   // nothing held: their deltas do not tell how far they are).

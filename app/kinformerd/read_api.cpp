@@ -24,6 +24,8 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <shared_mutex>
 
 namespace kinformer::service {
 
@@ -139,6 +141,11 @@ struct read_api::state {
 
   std::atomic<std::size_t> open_watches{0};
   std::atomic<std::size_t> unpaged_lists{0};
+
+  // An admission answered late (a review from the API server) serves through the front end,
+  // which the read API owns: once it is gone (closed, under the lock), such answers are dropped.
+  std::shared_mutex admission_mutex;
+  bool closed = false;
   mutable std::mutex counts_mutex;
   std::map<std::pair<std::string, int>, std::uint64_t> requests;
 
@@ -343,9 +350,10 @@ struct watch_context {
   std::vector<delta> held_initial;
   live_event_merge live;
   bool merge_poll_scheduled = false;
-  std::vector<std::string> listed_versions; // each informer's, read before it was subscribed
-  std::string newest;                       // the newest resourceVersion sent
-  std::size_t progress_left = 0;            // progress answers a bookmark waits for
+  std::set<live_event_merge::lane_key> asking; // lanes with a progress request outstanding
+  std::vector<std::string> listed_versions;    // each informer's, read before it was subscribed
+  std::string newest;                          // the newest resourceVersion sent
+  std::size_t progress_left = 0;               // progress answers a bookmark waits for
   std::vector<std::string> progress_versions;
   bool done = false;
 
@@ -438,6 +446,14 @@ bool write_deltas(watch_actor::pointer self, const std::shared_ptr<watch_context
 void write_live(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
   if (!write_deltas(self, ctx, ctx->live.take_ready()))
     return;
+  // An informer that makes no progress (its upstream watch keeps failing) must not make the
+  // others' events pile up here: past the bound the watch ends cleanly, and the client watches
+  // again from the last event it got, which nothing unsent precedes.
+  if (ctx->live.held() > ctx->st->options.merge_hold_limit) {
+    ctx->stream->close();
+    self->quit();
+    return;
+  }
   if (ctx->live.holding() && !ctx->merge_poll_scheduled) {
     ctx->merge_poll_scheduled = true;
     self->delayed_send(caf::actor_cast<watch_actor>(self), ctx->st->options.merge_poll_interval,
@@ -453,16 +469,17 @@ void poll_merge(watch_actor::pointer self, const std::shared_ptr<watch_context>&
     return;
   for (auto lane : ctx->live.lanes_to_ask())
     for (const auto& sub : ctx->informers)
-      if (sub.informer.id() == lane)
+      if (sub.informer.id() == lane && ctx->asking.insert(lane).second) // one request at a time
         self->request(sub.informer, ctx->st->options.cache_timeout, atoms::progress_atom::value,
                       sub.id)
             .then(
                 [self, ctx, lane](std::string& rv) {
+                  ctx->asking.erase(lane);
                   ctx->live.note_progress(lane, rv);
                   if (!ctx->done)
                     write_live(self, ctx);
                 },
-                [](const caf::error&) {});
+                [ctx, lane](const caf::error&) { ctx->asking.erase(lane); });
   write_live(self, ctx); // schedules the next poll while anything is held
 }
 
@@ -495,6 +512,23 @@ void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context
   write_live(self, ctx);
 }
 
+// The informers a watch in `ns` needs, as the cache routes a read: across all namespaces every
+// one; in one namespace its own informer, else the all-namespaces one. (A watch in one namespace
+// then never waits for another namespace's informer to move on.)
+informer_set informers_for(const informer_set& all, const std::string& ns) {
+  if (ns.empty())
+    return all;
+  informer_set out;
+  for (const auto& handle : all)
+    if (handle.namespace_ == ns)
+      out.push_back(handle);
+  if (out.empty())
+    for (const auto& handle : all)
+      if (handle.namespace_.empty())
+        out.push_back(handle);
+  return out;
+}
+
 // Subscribes to each of the kind's informers, after its first list: without resume_from they
 // send their stores, with it (a watch resumed from N) every change after N, and an N older than
 // an informer's change window is refused (410 Expired). Deltas are held until every informer's
@@ -508,7 +542,8 @@ void subscribe_to_informers(watch_actor::pointer self, std::shared_ptr<watch_con
     options.resume_from = ctx->req.r.query.resource_version;
   self->request(ctx->st->cache, timeout, atoms::get_informer_atom::value, ctx->req.kind())
       .then(
-          [self, ctx, timeout, options](const informer_set& informers) {
+          [self, ctx, timeout, options](const informer_set& all) {
+            const informer_set informers = informers_for(all, ctx->req.r.namespace_);
             if (informers.empty()) { // nothing cached for the kind yet: nothing to report
               start_events(self, ctx);
               return;
@@ -623,11 +658,12 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
 
   return {
       [self, ctx](atoms::deliver_atom, subscription_id id, delta_batch& batch) {
-        // Acknowledged at once: held deltas are few (the initial ones) and written ones are
-        // bounded by the stream.
+        // Acknowledged at once: held deltas are bounded (the initial ones by the store, the live
+        // ones by merge_hold_limit) and written ones by the stream.
         caf::anon_send(caf::actor_cast<caf::actor>(self->current_sender()), atoms::ack_atom::value,
                        id, static_cast<std::uint64_t>(batch.size()));
-        const auto lane = self->current_sender()->id();
+        const auto& sender = self->current_sender();
+        const live_event_merge::lane_key lane = sender ? sender->id() : 0;
         for (auto& d : batch) {
           if (d.initial_list)
             ctx->held_initial.push_back(std::move(d));
@@ -723,11 +759,13 @@ public:
       return next(request, std::move(exchange));
     st_->options.access->check(
         request.header("authorization"), wanted,
-        [request, exchange, next = std::move(next)](const access_decision& decision) {
+        [st = st_, request, exchange, next = std::move(next)](const access_decision& decision) {
           if (!decision.allowed())
             return exchange->respond(status_reply(
                 apiserver::make_failure(decision.code, decision.reason, decision.message)));
-          next(request, exchange);
+          std::shared_lock lock(st->admission_mutex);
+          if (!st->closed)
+            next(request, exchange);
         });
   }
 
@@ -792,7 +830,10 @@ read_api::read_api(caf::actor_system& system, cache_actor cache, read_api_option
   front_ = std::make_unique<apiserver::api_frontend>(*backend_);
 }
 
-read_api::~read_api() = default;
+read_api::~read_api() {
+  std::unique_lock lock(state_->admission_mutex);
+  state_->closed = true;
+}
 
 void read_api::attach(apiserver::http_server& server) {
   for (const char* prefix : {"/api", "/version", "/openapi"})

@@ -50,7 +50,8 @@
 //   one informer's event waits until every other informer is past it, by an event of its own or
 //   by its progress, which a quiet informer makes through its watch's bookmarks (the API server
 //   sends one about every minute). So a watch across namespaces cached apart is exact but can
-//   lag by up to that much; a watch within one namespace has one informer and never waits.
+//   lag by up to that much; a watch within one namespace reads that namespace's informer alone
+//   (or the all-namespaces one) and never waits. Held events are bounded (merge_hold_limit).
 // - limit/continue: the first page keeps the whole sorted result as a snapshot; later pages come
 //   from it, consistent with the first. A snapshot is kept until its last page is served, for at
 //   most `continue_max_age` and `continue_snapshots` at a time (continue_snapshots.hpp). A
@@ -101,8 +102,11 @@ struct read_api_options {
   // Periodic bookmarks of watches that allow them (the API server sends about one a minute).
   std::chrono::milliseconds bookmark_interval{60000};
   // A watch fed by several informers holds a live event until every informer is past it; while
-  // it holds one, it asks the quiet informers how far they are this often.
+  // it holds one, it asks the quiet informers how far they are this often. Past
+  // merge_hold_limit held events, the watch ends cleanly (the client watches again from its last
+  // event): an informer that makes no progress cannot make the others' events pile up.
   std::chrono::milliseconds merge_poll_interval{100};
+  std::size_t merge_hold_limit = 100000;
   // Which informers the configuration keeps for each served kind, by
   // group_version_resource::to_string(): full objects, metadata only (PartialObjectMetadata), or
   // both. A kind not listed has a full informer. A request is answered only from these: objects

@@ -19,11 +19,6 @@ namespace {
 
 namespace json = boost::json;
 
-status method_not_allowed() {
-  return apiserver::make_failure(405, "MethodNotAllowed",
-                                 "the server does not allow this method on the requested resource");
-}
-
 std::string query_or(const control_request& req, const std::string& name, std::string fallback) {
   auto it = req.query.find(name);
   return it == req.query.end() ? fallback : it->second;
@@ -131,7 +126,7 @@ void add_builtin_control_routes(simulator& sim) {
   auto post_only = [](auto action) {
     return [action](const control_request& req) {
       if (req.method != "POST")
-        return control_error(method_not_allowed());
+        return control_error(apiserver::method_not_allowed());
       return action(req);
     };
   };
@@ -277,13 +272,13 @@ void add_builtin_control_routes(simulator& sim) {
   // How many watch streams are open now (answered 200 and not yet ended).
   sim.add_control_route("/sim/watches", [&sim](const control_request& req) {
     if (req.method != "GET")
-      return control_error(method_not_allowed());
+      return control_error(apiserver::method_not_allowed());
     json::object out{{"open", sim.open_watches()}};
     return control_response{200, "application/json", json::serialize(out)};
   });
   sim.add_control_route("/sim/truth", [&sim](const control_request& req) {
     if (req.method != "GET")
-      return control_error(method_not_allowed());
+      return control_error(apiserver::method_not_allowed());
     auto resource = query_or(req, "resource", "");
     auto group = req.query.find("group");
     std::optional<resource_info> found;

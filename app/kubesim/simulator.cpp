@@ -92,9 +92,7 @@ struct simulator::impl {
   static void serve_health(const apiserver::http_request& request,
                            const std::shared_ptr<apiserver::http_exchange>& exchange) {
     if (request.method != "GET")
-      return exchange->respond(apiserver::failure_response(apiserver::make_failure(
-          405, "MethodNotAllowed",
-          "the server does not allow this method on the requested resource")));
+      return exchange->respond(apiserver::failure_response(apiserver::method_not_allowed()));
     apiserver::http_response ok;
     ok.content_type = "text/plain; charset=utf-8";
     ok.body = "ok";

@@ -22,11 +22,6 @@ namespace json = boost::json;
 
 namespace {
 
-status method_not_allowed() {
-  return apiserver::make_failure(405, "MethodNotAllowed",
-                                 "the server does not allow this method on the requested resource");
-}
-
 apiserver::http_response failure(const status& s) {
   return apiserver::failure_response(s);
 }
@@ -47,43 +42,62 @@ apiserver::http_response written(const api_result<stored_object>& result,
   return apiserver::object_response(shown, {result->object, false}, code);
 }
 
-// What a watch's stream and the storage's writer share while storage::watch() replays: the lines
-// wait here until the stream is opened (only a watch that starts gets its 200), then go straight
-// to the stream, in order.
-struct watch_pipe {
-  std::mutex mutex;
-  std::shared_ptr<apiserver::http_stream> stream;
-  std::vector<std::shared_ptr<const std::string>> waiting;
-
-  void deliver(std::shared_ptr<const std::string> line) {
-    std::lock_guard lock(mutex);
-    if (stream)
-      stream->write(std::move(line));
-    else
-      waiting.push_back(std::move(line));
-  }
-  void open(std::shared_ptr<apiserver::http_stream> opened) {
-    std::lock_guard lock(mutex);
-    for (auto& line : waiting)
-      opened->write(std::move(line));
-    waiting.clear();
-    stream = std::move(opened);
-  }
-};
-
 // A Table watch's lines, made from each event's object (the storage shares lines of objects and
 // of PartialObjectMetadata between its watchers; a Table's first event alone has its columns).
-struct table_watch {
-  apiserver::resource_request request;
-  apiserver::watch_shaper shaper{request, false};
-
-  explicit table_watch(apiserver::resource_request r) : request(std::move(r)) {}
+class table_watch {
+public:
+  explicit table_watch(apiserver::resource_request r) : request_(std::move(r)) {}
+  table_watch(const table_watch&) = delete; // the shaper refers to request_
+  table_watch& operator=(const table_watch&) = delete;
 
   std::shared_ptr<const std::string> line(const watch_message& message) {
     if (message.type == event_type::bookmark)
-      return std::make_shared<const std::string>(shaper.bookmark_line(
+      return std::make_shared<const std::string>(shaper_.bookmark_line(
           std::to_string(message.resource_version), message.initial_events_end));
-    return std::make_shared<const std::string>(shaper.event_line(message.type, message.object));
+    return std::make_shared<const std::string>(shaper_.event_line(message.type, message.object));
+  }
+
+private:
+  apiserver::resource_request request_;
+  apiserver::watch_shaper shaper_{request_, false};
+};
+
+// What a watch's stream and the storage's writer share while storage::watch() replays: the events
+// wait here until the stream is opened (only a watch that starts gets its 200), then go straight
+// to the stream, in order. A Table watch renders its rows; the replay's, when the stream opens,
+// outside the storage's lock (a sink runs under it and must be cheap).
+struct watch_pipe {
+  std::mutex mutex;
+  std::shared_ptr<apiserver::http_stream> stream;
+  std::vector<watch_message> waiting;
+  std::shared_ptr<table_watch> table; // null: the storage's own lines
+
+  std::shared_ptr<const std::string> line(const watch_message& message) {
+    return table ? table->line(message) : message.line;
+  }
+  void deliver(const watch_message& message) {
+    std::lock_guard lock(mutex);
+    if (stream)
+      stream->write(line(message));
+    else
+      waiting.push_back(message);
+  }
+  // Writes what waited, batch by batch without the lock (events delivered meanwhile wait for the
+  // next batch), then lets deliveries write straight to the stream.
+  void open(const std::shared_ptr<apiserver::http_stream>& opened) {
+    for (;;) {
+      std::vector<watch_message> batch;
+      {
+        std::lock_guard lock(mutex);
+        if (waiting.empty()) {
+          stream = opened;
+          return;
+        }
+        batch.swap(waiting);
+      }
+      for (const auto& message : batch)
+        opened->write(line(message));
+    }
   }
 };
 
@@ -246,12 +260,10 @@ void storage_backend::watch(apiserver::resource_request request,
                            : options_.default_watch_timeout;
 
   auto pipe = std::make_shared<watch_pipe>();
-  watch_sink sink = [pipe](const watch_message& message) { pipe->deliver(message.line); };
-  if (request.shape == apiserver::response_shape::table) {
-    auto table = std::make_shared<table_watch>(std::move(request));
-    sink = [pipe, table](const watch_message& message) { pipe->deliver(table->line(message)); };
-  }
-  auto handle = store_.watch(wanted, std::move(sink));
+  if (request.shape == apiserver::response_shape::table)
+    pipe->table = std::make_shared<table_watch>(std::move(request));
+  auto handle =
+      store_.watch(wanted, [pipe](const watch_message& message) { pipe->deliver(message); });
   if (!handle) {
     const status& refused = handle.failure();
     if (refused.code != 410)
@@ -307,7 +319,7 @@ void storage_backend::write(const apiserver::http_request& request,
     return answer(failure(apiserver::resource_not_found()));
   if (path.watch_prefix ||
       (method != "POST" && method != "PUT" && method != "PATCH" && method != "DELETE"))
-    return answer(failure(method_not_allowed()));
+    return answer(failure(apiserver::method_not_allowed()));
 
   if (auto armed = store_.take_write_failure())
     return answer(failure(*armed));
@@ -325,7 +337,7 @@ void storage_backend::write(const apiserver::http_request& request,
       return answer(failure(apiserver::resource_not_found()));
     if (method == "POST") {
       if (namespaced && path.namespace_.empty())
-        return answer(failure(method_not_allowed()));
+        return answer(failure(apiserver::method_not_allowed()));
       if (!is_json_media_type(content_type))
         return answer(failure(apiserver::unsupported_media_type(content_type)));
       return answer(
@@ -333,7 +345,7 @@ void storage_backend::write(const apiserver::http_request& request,
     }
     if (method == "DELETE")
       return answer(delete_collection(store_, *info, path, target, write));
-    return answer(failure(method_not_allowed()));
+    return answer(failure(apiserver::method_not_allowed()));
   }
 
   if (method == "PUT") {
@@ -367,7 +379,7 @@ void storage_backend::write(const apiserver::http_request& request,
         store_.remove(gvr, path.namespace_, path.name, options->expected_resource_version, write),
         request));
   }
-  answer(failure(method_not_allowed()));
+  answer(failure(apiserver::method_not_allowed()));
 }
 
 } // namespace kinformer::sim

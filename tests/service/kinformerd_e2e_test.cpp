@@ -251,10 +251,9 @@ json::value kubectl_json(const std::vector<std::string>& connection,
   auto run = run_kubectl(connection, args);
   INFO("kubectl stderr: " << run.err);
   REQUIRE(run.code == 0);
-  const auto out = std::optional<std::string>(run.out);
   boost::system::error_code ec;
-  auto value = json::parse(*out, ec);
-  INFO("kubectl stdout: " << out->substr(0, 500));
+  auto value = json::parse(run.out, ec);
+  INFO("kubectl stdout: " << run.out.substr(0, 500));
   REQUIRE_FALSE(ec);
   return value;
 }
