@@ -10,7 +10,6 @@
 #include "app/apiserver/resource_answer.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace kinformer::apiserver {
 
@@ -52,10 +51,13 @@ access_request wanted_access(const http_request& request, const request_target& 
     const auto watch_param = target.flag("watch");
     const bool watch = path.watch_prefix || (watch_param && *watch_param);
     wanted.verb = watch ? "watch" : path.name.empty() ? "list" : "get";
-  } else {
-    wanted.verb = request.method;
-    std::transform(wanted.verb.begin(), wanted.verb.end(), wanted.verb.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  } else { // the verbs a SubjectAccessReview names
+    const std::string_view m = request.method;
+    wanted.verb = m == "POST"     ? "create"
+                  : m == "PUT"    ? "update"
+                  : m == "PATCH"  ? "patch"
+                  : m == "DELETE" ? (path.name.empty() ? "deletecollection" : "delete")
+                                  : std::string(m);
   }
   wanted.group = path.group;
   wanted.version = path.version;
@@ -150,10 +152,15 @@ void api_frontend::serve_resource(const http_request& request, const request_tar
   req.namespace_ = path.namespace_;
   req.name = path.name;
 
-  auto query = parse_list_query(target, path.watch_prefix);
-  if (auto* failure = std::get_if<status>(&query))
-    return fail(*failure);
-  req.query = std::move(std::get<list_query>(query));
+  // A get of one object takes no ListOptions (the API server's GetOptions ignore them).
+  const auto watch_param = target.flag("watch");
+  const bool one_object = !req.name.empty() && !path.watch_prefix && watch_param && !*watch_param;
+  if (!one_object) {
+    auto query = parse_list_query(target, path.watch_prefix);
+    if (auto* failure = std::get_if<status>(&query))
+      return fail(*failure);
+    req.query = std::move(std::get<list_query>(query));
+  }
   req.verb = req.query.watch     ? request_verb::watch
              : !req.name.empty() ? request_verb::get
                                  : request_verb::list;

@@ -536,6 +536,10 @@ TEST_CASE("lists: selectors, paging, metadata-only, cluster scope", "[sim_http]"
   CHECK(first_event.at("object").as_object().contains("columnDefinitions"));
   CHECK(json::parse(lines[1]).at("object").at("columnDefinitions").is_null());
 
+  // A get of one object takes no ListOptions: they are ignored, as GetOptions ignores them.
+  CHECK(get(port, "/api/v1/namespaces/default/configmaps/cm1?limit=x&resourceVersionMatch=Exact")
+            .code == 200);
+
   // A watch of one object by name: on its item path, or under the /watch/ prefix.
   for (const std::string target : {"/api/v1/namespaces/default/configmaps/cm1?watch=1",
                                    "/api/v1/watch/namespaces/default/configmaps/cm1?"}) {
