@@ -67,6 +67,28 @@ access_request wanted_access(const http_request& request, const request_target& 
   return wanted;
 }
 
+// What rendering an answer reads of its request: the kind and the shape, not the selectors the
+// backend takes.
+resource_request rendering_of(const resource_request& req) {
+  resource_request shown;
+  shown.info = req.info;
+  shown.verb = req.verb;
+  shown.shape = req.shape;
+  shown.include = req.include;
+  return shown;
+}
+
+// A backend's outcome answered on `exchange`: rendered by `render`, or the Status it failed with.
+template <class Answer, class Render>
+auto respond_with(std::shared_ptr<http_exchange> exchange, Render render) {
+  return [exchange = std::move(exchange),
+          render = std::move(render)](std::variant<Answer, status> outcome) {
+    if (auto* failure = std::get_if<status>(&outcome))
+      return exchange->respond(failure_response(*failure));
+    exchange->respond(render(std::move(std::get<Answer>(outcome))));
+  };
+}
+
 } // namespace
 
 api_frontend::api_frontend(api_backend& backend) : backend_(backend) {}
@@ -188,22 +210,18 @@ void api_frontend::serve_resource(const http_request& request, const request_tar
   case request_verb::watch:
     return backend_.watch(std::move(req), std::move(exchange));
   case request_verb::get: {
-    auto shared = std::make_shared<const resource_request>(std::move(req));
-    resource_request copy = *shared;
-    return backend_.get(std::move(copy), [shared, exchange](get_outcome outcome) {
-      if (auto* failure = std::get_if<status>(&outcome))
-        return exchange->respond(failure_response(*failure));
-      exchange->respond(object_response(*shared, std::get<object_answer>(outcome)));
-    });
+    auto shown = rendering_of(req);
+    return backend_.get(std::move(req), respond_with<object_answer>(
+                                            std::move(exchange), [shown](object_answer answer) {
+                                              return object_response(shown, answer);
+                                            }));
   }
   case request_verb::list: {
-    auto shared = std::make_shared<const resource_request>(std::move(req));
-    resource_request copy = *shared;
-    return backend_.list(std::move(copy), [shared, exchange](list_outcome outcome) {
-      if (auto* failure = std::get_if<status>(&outcome))
-        return exchange->respond(failure_response(*failure));
-      exchange->respond(list_response(*shared, std::move(std::get<list_answer>(outcome))));
-    });
+    auto shown = rendering_of(req);
+    return backend_.list(
+        std::move(req), respond_with<list_answer>(std::move(exchange), [shown](list_answer answer) {
+          return list_response(shown, std::move(answer));
+        }));
   }
   }
 }
