@@ -47,6 +47,10 @@ struct reflector_state {
 
   // Items of the snapshot being received (paged list or streaming list) not yet sent on.
   object_list pending;
+  // The list whose requests are running (its items stream in as they are decoded), and the
+  // session whose snapshot the informer's replace numbered list_id holds (0: none open).
+  session_id list_session = 0;
+  session_id replace_session = 0;
   // While a socket read's events are stepped: the events for the informer, sent as one message.
   bool batching_events = false;
   std::vector<informer_event> outgoing_events;
@@ -125,6 +129,11 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   request.metadata_only = st.config.metadata_only;
   request.transform = st.config.transform.get();
   request.expect = st.expect.get();
+  // Items go on as each socket read decodes them, so an unpaged list of a million objects is
+  // never held whole (they arrive before the request's final callback, which names the page).
+  request.on_items = [self = reflector_actor(self), session](std::vector<object_ptr>&& items) {
+    caf::anon_send(self, atoms::list_items_atom::value, session, object_list(std::move(items)));
+  };
   // Keeps the transform and the expectations alive for as long as the request can run.
   auto transform = st.config.transform;
   st.client->list(request, [self = reflector_actor(self), session, transform,
@@ -177,6 +186,32 @@ void start_watch_request(reflector_pointer self, const start_watch& a) {
   report(self, reflector_report::what::watch_started, a.reason);
 }
 
+// Starts the informer's next replace (a new list_id): the batches of an earlier one, finished,
+// aborted or broken off, never mix with this one's.
+void open_replace(reflector_pointer self, session_id session) {
+  auto& st = self->state;
+  ++st.list_id;
+  st.pending.clear();
+  st.replace_session = session;
+}
+
+// Adds items of `session`'s snapshot; they go on to the informer in batches.
+void add_items(reflector_pointer self, session_id session, object_list& items) {
+  auto& st = self->state;
+  if (st.replace_session != session)
+    open_replace(self, session);
+  if (st.pending.empty())
+    st.pending = std::move(items);
+  else
+    st.pending.insert(st.pending.end(), std::make_move_iterator(items.begin()),
+                      std::make_move_iterator(items.end()));
+  items.clear();
+  if (st.pending.size() >= list_batch_size) {
+    self->send(st.informer, atoms::list_batch_atom::value, st.list_id, std::move(st.pending));
+    st.pending = {};
+  }
+}
+
 // Sends the events collected from a socket read; anything else for the informer goes after them.
 void flush_events(reflector_pointer self) {
   auto& st = self->state;
@@ -201,32 +236,36 @@ void execute(reflector_pointer self, const watcher_action& action) {
             st.list_started = steady_clock::now();
             report(self, reflector_report::what::list_started, a.reason);
           }
+          // Its first items begin a new replace: a first page asked again may be another
+          // snapshot, so what an attempt broken off midway streamed in must not count as listed.
+          st.list_session = a.session;
+          st.replace_session = 0;
           start_list_request(self, a.session, a.resource_version, {}, a.limit);
         } else if constexpr (std::is_same_v<A, fetch_next_page>) {
           start_list_request(self, a.session, {}, a.continue_token, a.limit);
         } else if constexpr (std::is_same_v<A, begin_replace>) {
-          ++st.list_id;
-          st.pending.clear();
+          if (st.replace_session != a.session) // else the list's first items, streamed in, did
+            open_replace(self, a.session);
         } else if constexpr (std::is_same_v<A, add_to_replace>) {
-          // The informer applies the list while the rest of it is still arriving: pages go on
-          // at once, a streaming list's initial events in batches.
-          if (st.current_event && st.current_event->object)
-            st.pending.push_back(st.current_event->object);
-          else
-            st.pending.insert(st.pending.end(), st.page_items.begin(), st.page_items.end());
-          if (st.pending.size() >= list_batch_size) {
-            self->send(st.informer, atoms::list_batch_atom::value, st.list_id,
-                       std::move(st.pending));
-            st.pending = {};
+          // The informer applies the list while the rest of it is still arriving: a list's
+          // items stream in (what a page still carries is added here), a streaming list's
+          // initial events go on in batches.
+          if (st.current_event && st.current_event->object) {
+            object_list one{st.current_event->object};
+            add_items(self, a.session, one);
+          } else {
+            add_items(self, a.session, st.page_items);
           }
         } else if constexpr (std::is_same_v<A, complete_replace>) {
           auto took = duration_cast<milliseconds>(steady_clock::now() - st.list_started);
           self->send(st.informer, atoms::replace_atom::value, st.list_id, std::move(st.pending),
                      a.resource_version);
           st.pending = {};
+          st.replace_session = 0;
           report(self, reflector_report::what::list_completed, restart_reason::initial, took);
         } else if constexpr (std::is_same_v<A, abort_replace>) {
           st.pending.clear();
+          st.replace_session = 0;
         } else if constexpr (std::is_same_v<A, start_watch>) {
           start_watch_request(self, a);
         } else if constexpr (std::is_same_v<A, stop_io>) {
@@ -317,6 +356,11 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
             const error* err = out.failure ? &*out.failure : nullptr;
             feed(self, list_failed{session, to_failure(out.info, err)});
           }
+        },
+        [self](atoms::list_items_atom, session_id session, object_list& items) {
+          // Items of an earlier list's requests (ended since) are dropped.
+          if (session == self->state.list_session && !items.empty())
+            add_items(self, session, items);
         },
         [self](atoms::wevent_atom, session_id session, watch_event& ev) {
           on_watch_event(self, session, ev);

@@ -34,6 +34,7 @@ namespace kinformer {
 using reflector_actor =
     caf::typed_actor<caf::reacts_to<atoms::start_atom>,
                      caf::reacts_to<atoms::listed_atom, session_id, list_outcome>,
+                     caf::reacts_to<atoms::list_items_atom, session_id, object_list>,
                      caf::reacts_to<atoms::wevent_atom, session_id, watch_event>,
                      caf::reacts_to<atoms::wevents_atom, session_id, std::vector<watch_event>>,
                      caf::reacts_to<atoms::wclosed_atom, session_id, kinformer::watch_closed_info>,

@@ -77,6 +77,7 @@ using credit_atom = caf::atom_constant<caf::atom("credit")>;
 
 // I/O thread -> reflector.
 using listed_atom = caf::atom_constant<caf::atom("listed")>;
+using list_items_atom = caf::atom_constant<caf::atom("litems")>;
 using wopened_atom = caf::atom_constant<caf::atom("wopened")>;
 using wevent_atom = caf::atom_constant<caf::atom("wevent")>;
 using wevents_atom = caf::atom_constant<caf::atom("wevents")>;
