@@ -99,9 +99,7 @@ std::size_t index_snapshot::heap_bytes() const {
       n += shard->bucket_count() * sizeof(void*);
       for (const auto& [value, keys] : *shard) {
         n += node + sizeof(value) + value.capacity() + sizeof(index_key_set);
-        n += keys->bucket_count() * sizeof(void*);
-        for (const auto& key : *keys)
-          n += node + sizeof(key) + key.capacity();
+        n += keys->heap_bytes();
       }
     }
   return n;
@@ -154,7 +152,7 @@ void indexer::insert(index& idx, std::string_view value, std::string_view key) {
   auto it = values.find(value);
   if (it == values.end())
     it = values.emplace(std::string(value), std::make_shared<index_key_set>()).first;
-  ensure_exclusive(it->second).emplace(key);
+  ensure_exclusive(it->second).insert(key);
 }
 
 void indexer::erase(index& idx, std::string_view value, std::string_view key) {
@@ -163,8 +161,7 @@ void indexer::erase(index& idx, std::string_view value, std::string_view key) {
   if (it == values.end())
     return;
   auto& keys = ensure_exclusive(it->second);
-  if (auto k = keys.find(key); k != keys.end())
-    keys.erase(k);
+  keys.erase(key);
   // Drop empty buckets so list_index_values only names values in use.
   if (keys.empty())
     values.erase(it);

@@ -9,6 +9,7 @@
 // a write copies only the shard and the bucket it touches, and only once per snapshot.
 
 #include "actors/cow_shards.hpp"
+#include "actors/key_set.hpp"
 #include "protocol/object.hpp"
 #include "protocol/result.hpp"
 
@@ -43,7 +44,7 @@ index_func make_field_index_func(index_func extract);
 // Reads `dotted_path` the way a field selector does: a missing field reads as "".
 index_func field_path_extractor(std::string dotted_path);
 
-using index_key_set = std::unordered_set<std::string, string_hash, std::equal_to<>>;
+using index_key_set = key_set;
 
 // Every index's value map: value -> bucket of object keys, each bucket shared until written.
 using index_value_map = cow_shards<
