@@ -932,10 +932,11 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
     }
     if (head.size() < head_bytes)
       head.append(bytes.substr(0, head_bytes - head.size()));
-    const std::size_t before = items.size();
     auto fed = decoder->feed(bytes, items);
     decode_failed = !fed;
-    if (fed && request.on_items && items.size() != before && decoder->types_known()) {
+    if (fed && request.on_items &&
+        items.size() >= std::max<std::size_t>(request.on_items_batch, 1) &&
+        decoder->types_known()) {
       request.on_items(std::vector<object_ptr>(std::make_move_iterator(items.begin()),
                                                std::make_move_iterator(items.end())));
       items.clear();

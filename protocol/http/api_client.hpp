@@ -120,10 +120,14 @@ struct list_request {
   // Checked on every item (protocol/object_check.hpp); must outlive the request. A failing item
   // fails the list with errc::invalid_object.
   const object_expectations* expect = nullptr;
-  // Optional: items are handed here in batches, on the I/O thread, as they are decoded (each
-  // socket read's worth); the page given to the list callback then carries no items. A list
-  // that fails after some batches still ends in one callback with the error.
+  // Optional: items are handed here in batches, on the I/O thread, as they are decoded (once
+  // at least on_items_batch have come; a socket read holds about 70 pods); the page given to
+  // the list callback then carries only the last few. A list that fails after some batches
+  // still ends in one callback with the error.
   std::function<void(std::vector<object_ptr>&&)> on_items;
+  // Fewer, larger batches wake the receiver less often (each hand-off to an idle actor costs a
+  // futex wake and a context switch).
+  std::size_t on_items_batch = 256;
 };
 
 // Exactly one call per list. On failure `page` holds the error (errc::status for an HTTP or

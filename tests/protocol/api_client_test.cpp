@@ -1155,12 +1155,25 @@ TEST_CASE("a list's items are decoded as the body arrives and can be handed on i
     batches.push_back(batch.size());
     items += batch.size();
   };
-  auto outcome = list_sync(*client, request);
-  REQUIRE(outcome.page->ok());
-  CHECK((*outcome.page)->items.empty()); // every item went out through on_items
-  CHECK((*outcome.page)->resource_version == "9");
-  CHECK(items == names.size());
-  CHECK(batches.size() > 1); // the body (over 256 KB) was read, and handed on, in pieces
+  SECTION("a batch per socket read") {
+    request.on_items_batch = 1;
+    auto outcome = list_sync(*client, request);
+    REQUIRE(outcome.page->ok());
+    CHECK((*outcome.page)->items.empty()); // every item went out through on_items
+    CHECK((*outcome.page)->resource_version == "9");
+    CHECK(items == names.size());
+    CHECK(batches.size() > 1); // the body (over 256 KB) was read, and handed on, in pieces
+  }
+  SECTION("batches of at least on_items_batch, the rest in the page") {
+    request.on_items_batch = 1000;
+    auto outcome = list_sync(*client, request);
+    REQUIRE(outcome.page->ok());
+    CHECK((*outcome.page)->items.size() < 1000);
+    CHECK(items + (*outcome.page)->items.size() == names.size());
+    REQUIRE(batches.size() >= 2);
+    for (auto n : batches)
+      CHECK(n >= 1000);
+  }
 }
 
 TEST_CASE("on_events hands a watch's events on a read at a time, in order, then closes") {
