@@ -18,7 +18,10 @@ bool over_load(std::size_t used, std::size_t capacity) noexcept {
 
 std::uint32_t key_set::hash_of(std::string_view key) noexcept {
   const std::size_t h = std::hash<std::string_view>{}(key);
-  return static_cast<std::uint32_t>(h ^ (h >> 32));
+  if constexpr (sizeof(std::size_t) > 4)
+    return static_cast<std::uint32_t>(h ^ (h >> 32));
+  else
+    return static_cast<std::uint32_t>(h);
 }
 
 const key_set::slot* key_set::find(std::string_view key, std::uint32_t hash) const noexcept {
@@ -39,14 +42,15 @@ bool key_set::contains(std::string_view key) const noexcept {
   return find(key, hash_of(key)) != nullptr;
 }
 
-void key_set::place(std::uint32_t at, std::uint32_t size, std::uint32_t hash) noexcept {
-  const std::size_t mask = slots_.size() - 1;
+bool key_set::place(std::vector<slot>& slots, std::uint32_t at, std::uint32_t size,
+                    std::uint32_t hash) noexcept {
+  const std::size_t mask = slots.size() - 1;
   std::size_t i = hash & mask;
-  while (slots_[i].at < erased)
+  while (slots[i].at < erased)
     i = (i + 1) & mask;
-  if (slots_[i].at == free_slot)
-    ++used_;
-  slots_[i] = slot{at, size, hash};
+  const bool was_free = slots[i].at == free_slot;
+  slots[i] = slot{at, size, hash};
+  return was_free;
 }
 
 bool key_set::insert(std::string_view key) {
@@ -65,7 +69,8 @@ bool key_set::insert(std::string_view key) {
   }
   const auto at = static_cast<std::uint32_t>(text_.size());
   text_.append(key);
-  place(at, static_cast<std::uint32_t>(key.size()), hash);
+  if (place(slots_, at, static_cast<std::uint32_t>(key.size()), hash))
+    ++used_;
   ++live_;
   return true;
 }
@@ -94,19 +99,20 @@ bool key_set::erase(std::string_view key) {
 }
 
 void key_set::rebuild(std::size_t capacity) {
+  // Built aside and swapped in, so a failed allocation leaves the set as it was.
   std::string text;
   text.reserve(text_.size() - garbage_);
-  std::vector<slot> old = std::move(slots_);
-  slots_.assign(capacity, slot{});
-  used_ = 0;
-  for (const slot& s : old) {
+  std::vector<slot> slots(capacity);
+  for (const slot& s : slots_) {
     if (s.at >= erased)
       continue;
     const auto at = static_cast<std::uint32_t>(text.size());
     text.append(text_, s.at, s.size);
-    place(at, s.size, s.hash);
+    place(slots, at, s.size, s.hash);
   }
-  text_ = std::move(text);
+  slots_.swap(slots);
+  text_.swap(text);
+  used_ = live_;
   garbage_ = 0;
 }
 

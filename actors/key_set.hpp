@@ -89,8 +89,10 @@ private:
   // Rebuilds the table with `capacity` slots (a power of two) and the buffer without the bytes
   // of erased keys.
   void rebuild(std::size_t capacity);
-  // Places a key already in text_ in a free slot of a table with room for it.
-  void place(std::uint32_t at, std::uint32_t size, std::uint32_t hash) noexcept;
+  // Places a key already in the buffer in the first free or erased slot of `slots` (which has
+  // room for it); true when that slot was free.
+  static bool place(std::vector<slot>& slots, std::uint32_t at, std::uint32_t size,
+                    std::uint32_t hash) noexcept;
 
   std::string text_;
   std::vector<slot> slots_; // empty, or a power of two in size

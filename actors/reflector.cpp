@@ -51,6 +51,9 @@ struct reflector_state {
   // session whose snapshot the informer's replace numbered list_id holds (0: none open).
   session_id list_session = 0;
   session_id replace_session = 0;
+  // Items the running list request has streamed in: with what its page still carries, the
+  // page's size (for logs).
+  std::size_t request_items = 0;
   // While a socket read's events are stepped: the events for the informer, sent as one message.
   bool batching_events = false;
   std::vector<informer_event> outgoing_events;
@@ -240,8 +243,10 @@ void execute(reflector_pointer self, const watcher_action& action) {
           // snapshot, so what an attempt broken off midway streamed in must not count as listed.
           st.list_session = a.session;
           st.replace_session = 0;
+          st.request_items = 0;
           start_list_request(self, a.session, a.resource_version, {}, a.limit);
         } else if constexpr (std::is_same_v<A, fetch_next_page>) {
+          st.request_items = 0;
           start_list_request(self, a.session, {}, a.continue_token, a.limit);
         } else if constexpr (std::is_same_v<A, begin_replace>) {
           if (st.replace_session != a.session) // else the list's first items, streamed in, did
@@ -348,8 +353,10 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
         [self](atoms::listed_atom, session_id session, list_outcome& out) {
           if (out.page) {
             auto& page = *out.page;
+            auto& st = self->state;
             list_page_received in{session, page.resource_version, page.continue_token,
-                                  page.items.size()};
+                                  st.request_items + page.items.size()};
+            st.request_items = 0;
             self->state.page_items = std::move(page.items);
             feed(self, in);
           } else {
@@ -357,10 +364,16 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
             feed(self, list_failed{session, to_failure(out.info, err)});
           }
         },
+        // What a request that then fails streamed in stays applied, as the pages before a
+        // failed page always did: each object is a state the server had, and the retry or the
+        // watch after it moves it on. A page asked again with its continue token sends its
+        // first items twice: the second time each is a sync (same resourceVersion).
         [self](atoms::list_items_atom, session_id session, object_list& items) {
           // Items of an earlier list's requests (ended since) are dropped.
-          if (session == self->state.list_session && !items.empty())
+          if (session == self->state.list_session && !items.empty()) {
+            self->state.request_items += items.size();
             add_items(self, session, items);
+          }
         },
         [self](atoms::wevent_atom, session_id session, watch_event& ev) {
           on_watch_event(self, session, ev);

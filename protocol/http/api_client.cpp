@@ -916,8 +916,8 @@ api_client::impl::exchange(operation& op, const outgoing_request& out, const bod
 awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_request request,
                                            list_callback callback) {
   track(op);
-  // Items are decoded as the body arrives; the body itself is never held. A 401 retry starts
-  // a fresh decoder (the first attempt's body was a Status, not a List).
+  // Items are decoded as the body arrives; the body itself is never held. Only a 2xx body
+  // reaches the sink, so a 401 retried with renewed credentials never feeds this decoder.
   std::optional<list_decoder> decoder;
   std::vector<object_ptr> items;
   std::string head; // the body's first bytes: a Status in a 2xx body is read from them

@@ -1165,14 +1165,15 @@ TEST_CASE("a list's items are decoded as the body arrives and can be handed on i
     CHECK(batches.size() > 1); // the body (over 256 KB) was read, and handed on, in pieces
   }
   SECTION("batches of at least on_items_batch, the rest in the page") {
-    request.on_items_batch = 1000;
+    // How many batches form depends on the socket's reads; at least one does (3000 > 500).
+    request.on_items_batch = 500;
     auto outcome = list_sync(*client, request);
     REQUIRE(outcome.page->ok());
-    CHECK((*outcome.page)->items.size() < 1000);
+    CHECK((*outcome.page)->items.size() < 500);
     CHECK(items + (*outcome.page)->items.size() == names.size());
-    REQUIRE(batches.size() >= 2);
+    REQUIRE_FALSE(batches.empty());
     for (auto n : batches)
-      CHECK(n >= 1000);
+      CHECK(n >= 500);
   }
 }
 
