@@ -125,9 +125,11 @@ struct list_request {
   // the list callback then carries only the last few. A list that fails after some batches
   // still ends in one callback with the error.
   std::function<void(std::vector<object_ptr>&&)> on_items;
-  // Fewer, larger batches wake the receiver less often (each hand-off to an idle actor costs a
-  // futex wake and a context switch).
-  std::size_t on_items_batch = 256;
+  // Fewer, larger batches wake the receiver less often. With 1000, a page of client-go's 500
+  // goes on whole at its end, as it did before items streamed: handing on half pages as well
+  // raised kinformer-watch's context switches in a 100,000-pod sync from 1,852 to 13,696 and
+  // its CPU from 0.64 to 0.76 s, for the same wall time. An unpaged list streams in 1000s.
+  std::size_t on_items_batch = 1000;
 };
 
 // Exactly one call per list. On failure `page` holds the error (errc::status for an HTTP or
