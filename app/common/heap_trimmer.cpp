@@ -7,11 +7,12 @@
 
 namespace kinformer {
 
-bool worth_trimming(const heap_usage& usage, std::size_t slack) {
-  if (usage.resident_bytes <= usage.in_use_bytes)
-    return false;
-  const std::size_t unused = usage.resident_bytes - usage.in_use_bytes;
-  return unused > slack && unused > usage.in_use_bytes / 4;
+std::size_t unused_bytes(const heap_usage& usage) {
+  return usage.resident_bytes > usage.in_use_bytes ? usage.resident_bytes - usage.in_use_bytes : 0;
+}
+
+bool worth_trimming(const heap_usage& usage, std::size_t floor, std::size_t slack) {
+  return unused_bytes(usage) > floor + slack;
 }
 
 heap_usage current_heap_usage() {
@@ -53,7 +54,11 @@ void heap_trimmer::run() {
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, options_.interval, [this] { return stopping_; })) {
     lock.unlock();
-    const bool trimmed = worth_trimming(current_heap_usage(), options_.slack) && trim_heap();
+    bool trimmed = false;
+    if (worth_trimming(current_heap_usage(), floor_, options_.slack)) {
+      trimmed = trim_heap();
+      floor_ = unused_bytes(current_heap_usage());
+    }
     lock.lock();
     trims_ += trimmed;
   }

@@ -14,15 +14,20 @@ namespace {
 constexpr std::size_t MiB = std::size_t{1} << 20;
 }
 
-TEST_CASE("heap trimmer: trims only when the unused resident memory is large and a good share") {
-  const std::size_t slack = 64 * MiB;
-  CHECK_FALSE(worth_trimming({100 * MiB, 100 * MiB}, slack)); // nothing unused
-  CHECK_FALSE(worth_trimming({90 * MiB, 100 * MiB}, slack));  // less resident than in use
-  CHECK_FALSE(worth_trimming({150 * MiB, 100 * MiB}, slack)); // 50 MiB: under the slack
-  CHECK(worth_trimming({200 * MiB, 100 * MiB}, slack));       // 100 MiB unused
-  // 80 MiB unused is over the slack, but not a quarter of 1 GiB in use.
-  CHECK_FALSE(worth_trimming({1104 * MiB, 1024 * MiB}, slack));
-  CHECK(worth_trimming({1400 * MiB, 1024 * MiB}, slack));
+TEST_CASE("heap trimmer: trims when the unused resident memory has grown past the floor left "
+          "by the last trim") {
+  const std::size_t slack = 16 * MiB;
+  CHECK(unused_bytes({150 * MiB, 100 * MiB}) == 50 * MiB);
+  CHECK(unused_bytes({90 * MiB, 100 * MiB}) == 0);               // less resident than in use
+  CHECK_FALSE(worth_trimming({100 * MiB, 100 * MiB}, 0, slack)); // nothing unused
+  CHECK_FALSE(worth_trimming({90 * MiB, 100 * MiB}, 0, slack));
+  CHECK_FALSE(worth_trimming({110 * MiB, 100 * MiB}, 0, slack)); // 10 MiB: under the slack
+  CHECK(worth_trimming({120 * MiB, 100 * MiB}, 0, slack));
+  // 30 MiB stayed unused after the last trim (code, stacks, reserve): only growth past it counts.
+  CHECK_FALSE(worth_trimming({140 * MiB, 100 * MiB}, 30 * MiB, slack));
+  CHECK(worth_trimming({150 * MiB, 100 * MiB}, 30 * MiB, slack));
+  // The same growth over a large heap is worth the same trim.
+  CHECK(worth_trimming({1074 * MiB, 1024 * MiB}, 30 * MiB, slack));
 }
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
@@ -46,7 +51,7 @@ TEST_CASE("heap trimmer: a trim returns the pages of chunks freed between live o
   const auto freed = current_heap_usage();
   CHECK(freed.in_use_bytes + 40 * MiB < full.in_use_bytes);
   CHECK(freed.resident_bytes + 8 * MiB > full.resident_bytes); // still resident
-  CHECK(worth_trimming(freed, 16 * MiB));
+  CHECK(worth_trimming(freed, 0, 16 * MiB));
 
   CHECK(trim_heap());
   const auto trimmed = current_heap_usage();
