@@ -63,17 +63,6 @@ void quiet_watch(server_exchange& ex, const std::shared_future<void>& done) {
   ex.end_chunked();
 }
 
-struct informer_run {
-  explicit informer_run(const std::string& url) {
-    auto created = api_client::create(*from_server_url(url));
-    REQUIRE(created.ok());
-    client = std::move(created).value();
-    configure_actor_system(cfg);
-  }
-  std::shared_ptr<api_client> client;
-  caf::actor_system_config cfg;
-};
-
 informer_config unpaged_pods() {
   informer_config config;
   config.resource = {"", "v1", "pods"};
@@ -82,6 +71,26 @@ informer_config unpaged_pods() {
   config.retry.initial = 10ms;
   config.retry.cap = 50ms;
   return config;
+}
+
+// Runs an unpaged pod informer against `url`, with a handler recording into `rec`, while
+// `during()` runs (it waits on `rec`); then stops both actors.
+template <class During>
+void with_informer(const std::string& url, delta_recorder& rec, During during) {
+  auto created = api_client::create(*from_server_url(url));
+  REQUIRE(created.ok());
+  std::shared_ptr<api_client> client = std::move(created).value();
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg);
+  caf::actor_system system{cfg};
+  auto informer = spawn_informer(system, client, unpaged_pods());
+  handler_callbacks callbacks;
+  callbacks.on_delta = [&rec](const delta& d) { rec.record(d); };
+  callbacks.on_synced = [&rec] { rec.mark_synced(); };
+  auto handler = spawn_handler(system, informer, std::move(callbacks), {});
+  during();
+  caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
 }
 
 } // namespace
@@ -107,26 +116,16 @@ TEST_CASE("an unpaged list's first items reach a handler while the rest of its b
     ex.end_chunked();
   });
 
-  informer_run run(server.url());
-  {
-    caf::actor_system system{run.cfg};
-    auto informer = spawn_informer(system, run.client, unpaged_pods());
-    handler_callbacks callbacks;
-    callbacks.on_delta = [&rec](const delta& d) { rec.record(d); };
-    callbacks.on_synced = [&rec] { rec.mark_synced(); };
-    auto handler = spawn_handler(system, informer, std::move(callbacks), {});
-
-    auto expected = pods_named("a", first, "7");
-    expected.merge(pods_named("b", rest, "7"));
-    const bool synced =
-        rec.wait_for([&](const delta_recorder& r) { return r.state() == expected; }, 30s);
+  auto expected = pods_named("a", first, "7");
+  expected.merge(pods_named("b", rest, "7"));
+  bool synced = false;
+  with_informer(server.url(), rec, [&] {
+    synced = rec.wait_for([&](const delta_recorder& r) { return r.state() == expected; }, 30s);
     finished.set_value();
-    caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
-    CHECK(synced);
-    CHECK(seen_before_end);
-    CHECK(rec.out_of_order().empty());
-  }
+  });
+  CHECK(synced);
+  CHECK(seen_before_end);
+  CHECK(rec.out_of_order().empty());
 }
 
 TEST_CASE("what a first page broken off midway streamed in is not counted as listed when the "
@@ -148,23 +147,14 @@ TEST_CASE("what a first page broken off midway streamed in is not counted as lis
     ex.respond(200, list_head_and_items("new", 10, "9") + "]}");
   });
 
-  informer_run run(server.url());
   delta_recorder rec;
-  {
-    caf::actor_system system{run.cfg};
-    auto informer = spawn_informer(system, run.client, unpaged_pods());
-    handler_callbacks callbacks;
-    callbacks.on_delta = [&rec](const delta& d) { rec.record(d); };
-    callbacks.on_synced = [&rec] { rec.mark_synced(); };
-    auto handler = spawn_handler(system, informer, std::move(callbacks), {});
-
-    const auto expected = pods_named("new", 10, "9");
-    const bool converged = rec.wait_for(
+  const auto expected = pods_named("new", 10, "9");
+  bool converged = false;
+  with_informer(server.url(), rec, [&] {
+    converged = rec.wait_for(
         [&](const delta_recorder& r) { return r.synced() > 0 && r.state() == expected; }, 20s);
     finished.set_value();
-    caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
-    CHECK(converged);
-    CHECK(lists == 2);
-  }
+  });
+  CHECK(converged);
+  CHECK(lists == 2);
 }
