@@ -132,8 +132,9 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   request.metadata_only = st.config.metadata_only;
   request.transform = st.config.transform.get();
   request.expect = st.expect.get();
-  // Items go on as each socket read decodes them, so an unpaged list of a million objects is
-  // never held whole (they arrive before the request's final callback, which names the page).
+  // Items go on as they are decoded (on_items_batch at a time), so an unpaged list of a million
+  // objects is never held whole; they arrive before the request's final callback, whose page
+  // carries the rest.
   request.on_items = [self = reflector_actor(self), session](std::vector<object_ptr>&& items) {
     caf::anon_send(self, atoms::list_items_atom::value, session, object_list(std::move(items)));
   };
@@ -357,7 +358,7 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
             list_page_received in{session, page.resource_version, page.continue_token,
                                   st.request_items + page.items.size()};
             st.request_items = 0;
-            self->state.page_items = std::move(page.items);
+            st.page_items = std::move(page.items);
             feed(self, in);
           } else {
             const error* err = out.failure ? &*out.failure : nullptr;

@@ -1,5 +1,6 @@
 #include "app/common/heap_trimmer.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <malloc.h>
 #include <pthread.h>
@@ -55,9 +56,14 @@ void heap_trimmer::run() {
   while (!wake_.wait_for(lock, options_.interval, [this] { return stopping_; })) {
     lock.unlock();
     bool trimmed = false;
-    if (worth_trimming(current_heap_usage(), floor_, options_.slack)) {
+    const heap_usage usage = current_heap_usage();
+    if (worth_trimming(usage, floor_, options_.slack)) {
       trimmed = trim_heap();
       floor_ = unused_bytes(current_heap_usage());
+    } else {
+      // The lowest level seen since: a trim that could give little back (freed chunks still
+      // between live ones) must not raise the bar for good once they are reused.
+      floor_ = std::min(floor_, unused_bytes(usage));
     }
     lock.lock();
     trims_ += trimmed;

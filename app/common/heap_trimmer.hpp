@@ -67,7 +67,8 @@ private:
   std::condition_variable wake_;
   bool stopping_ = false;
   std::uint64_t trims_ = 0;
-  std::size_t floor_ = 0; // unused resident bytes right after the last trim (the thread's own)
+  // Unused resident bytes right after the last trim, or the lowest seen since (the thread's own).
+  std::size_t floor_ = 0;
   std::thread thread_;
 };
 
