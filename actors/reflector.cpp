@@ -199,21 +199,33 @@ void open_replace(reflector_pointer self, session_id session) {
   st.replace_session = session;
 }
 
-// Adds items of `session`'s snapshot; they go on to the informer in batches.
-void add_items(reflector_pointer self, session_id session, object_list& items) {
+// The pending items of `session`'s snapshot (a new replace when they begin another one).
+object_list& pending_of(reflector_pointer self, session_id session) {
   auto& st = self->state;
   if (st.replace_session != session)
     open_replace(self, session);
-  if (st.pending.empty())
-    st.pending = std::move(items);
-  else
-    st.pending.insert(st.pending.end(), std::make_move_iterator(items.begin()),
-                      std::make_move_iterator(items.end()));
-  items.clear();
+  return st.pending;
+}
+
+// Sends the pending items on once they fill a batch.
+void send_full_batch(reflector_pointer self) {
+  auto& st = self->state;
   if (st.pending.size() >= list_batch_size) {
     self->send(st.informer, atoms::list_batch_atom::value, st.list_id, std::move(st.pending));
     st.pending = {};
   }
+}
+
+// Adds items of `session`'s snapshot; they go on to the informer in batches.
+void add_items(reflector_pointer self, session_id session, object_list& items) {
+  auto& pending = pending_of(self, session);
+  if (pending.empty())
+    pending = std::move(items);
+  else
+    pending.insert(pending.end(), std::make_move_iterator(items.begin()),
+                   std::make_move_iterator(items.end()));
+  items.clear();
+  send_full_batch(self);
 }
 
 // Sends the events collected from a socket read; anything else for the informer goes after them.
@@ -257,8 +269,8 @@ void execute(reflector_pointer self, const watcher_action& action) {
           // items stream in (what a page still carries is added here), a streaming list's
           // initial events go on in batches.
           if (st.current_event && st.current_event->object) {
-            object_list one{st.current_event->object};
-            add_items(self, a.session, one);
+            pending_of(self, a.session).push_back(st.current_event->object);
+            send_full_batch(self);
           } else {
             add_items(self, a.session, st.page_items);
           }
