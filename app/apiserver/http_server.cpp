@@ -148,6 +148,9 @@ result<std::shared_ptr<net::ssl::context>> make_tls_context(const http_server_op
 } // namespace
 
 class session;
+namespace {
+class stream_state;
+}
 
 struct http_server::impl {
   explicit impl(http_server_options o)
@@ -176,6 +179,9 @@ struct http_server::impl {
   std::mutex sessions_mutex;
   std::vector<std::weak_ptr<session>> sessions;
   std::atomic<std::size_t> live_sessions{0};
+  // Every stream begun, so that a stall takes hold before stall_streams() returns.
+  std::mutex streams_mutex;
+  std::vector<std::weak_ptr<stream_state>> streams;
   // stop()'s bound on the last writes; touched only on `control`.
   net::strand<net::io_context::executor_type> control{ioc.get_executor()};
   std::optional<net::steady_timer> stop_deadline;
@@ -216,6 +222,9 @@ struct http_server::impl {
         live.push_back(std::move(p));
     return live;
   }
+
+  // Every stream still referenced (defined below stream_state).
+  std::vector<std::shared_ptr<stream_state>> live_streams_now();
 
   // Cancels the stop deadline once no session is left, so that the I/O threads end at once.
   void release_deadline_if_idle() {
@@ -320,10 +329,19 @@ public:
     drain_posted_ = false;
     return out;
   }
-  // Stalled, the stream writes nothing (resume with stall(false), then a drain).
-  void stall(bool stalled) {
+  // Stalled, the stream writes nothing; what is written meanwhile queues (bounds still apply).
+  void stall() {
     std::lock_guard lock(mutex_);
-    stalled_ = stalled;
+    stalled_ = true;
+  }
+  // Writes what queued up while stalled.
+  void resume() {
+    std::lock_guard lock(mutex_);
+    if (!stalled_)
+      return;
+    stalled_ = false;
+    drain_posted_ = false; // a drain that ran while stalled took nothing
+    post_drain_locked();
   }
   // The stream ends without anything more being written (client gone, server stopping).
   void abandon() {
@@ -401,8 +419,7 @@ public:
   void shutdown();
   // Ends the stream as its close() does after `duration` (on the strand).
   void close_stream_after(std::chrono::milliseconds duration);
-  // Faults (on the strand): a stream stops or resumes writing; a stream ends abruptly.
-  void stall_stream(bool stalled);
+  // A fault (on the strand): the stream ends abruptly.
   void drop_stream();
   // Closes the connection: a stream abruptly, a response once written, an idle one now.
   void disconnect();
@@ -506,6 +523,11 @@ public:
       return body;
     }
     auto body = std::make_shared<stream_state>(server_, owner_, strand_);
+    {
+      std::lock_guard lock(server_->streams_mutex);
+      std::erase_if(server_->streams, [](const auto& w) { return w.expired(); });
+      server_->streams.push_back(body);
+    }
     // A route that answers at once (on the session's strand, as the simulator's do) starts its
     // stream now: a fault injected as soon as the request is seen (a drop, a stall) finds it.
     const bool queued = server_->post_while_open(
@@ -577,6 +599,19 @@ void stream_state::close_after(std::chrono::milliseconds duration) {
       s->close_stream_after(duration);
   });
 }
+
+} // namespace
+
+std::vector<std::shared_ptr<stream_state>> http_server::impl::live_streams_now() {
+  std::vector<std::shared_ptr<stream_state>> live;
+  std::lock_guard lock(streams_mutex);
+  for (auto& w : streams)
+    if (auto p = w.lock())
+      live.push_back(std::move(p));
+  return live;
+}
+
+namespace {
 
 void stream_state::post_drain_locked() {
   if (drain_posted_ && !overflowed_ && !close_requested_ && !queue_full_)
@@ -924,14 +959,6 @@ void session::close_stream_after(std::chrono::milliseconds duration) {
   });
 }
 
-void session::stall_stream(bool stalled) {
-  if (!streaming_ || !body_)
-    return;
-  body_->stall(stalled);
-  if (!stalled)
-    drain();
-}
-
 void session::drop_stream() {
   if (!streaming_)
     return;
@@ -1244,14 +1271,16 @@ void http_server::drop_streams() {
     impl_->post_while_open(p->strand(), [p] { p->drop_stream(); });
 }
 
+// Directly on each stream, not posted to its session: once this returns, nothing written to a
+// stream goes out until resume_streams().
 void http_server::stall_streams() {
-  for (auto& p : impl_->live_sessions_now())
-    impl_->post_while_open(p->strand(), [p] { p->stall_stream(true); });
+  for (auto& stream : impl_->live_streams_now())
+    stream->stall();
 }
 
 void http_server::resume_streams() {
-  for (auto& p : impl_->live_sessions_now())
-    impl_->post_while_open(p->strand(), [p] { p->stall_stream(false); });
+  for (auto& stream : impl_->live_streams_now())
+    stream->resume();
 }
 
 void http_server::set_latency(std::chrono::milliseconds delay) {

@@ -269,7 +269,7 @@ void add_builtin_control_routes(simulator& sim) {
                           sim.set_latency(std::chrono::milliseconds(*ms));
                           return control_ok();
                         }));
-  // How many watch streams are open now (answered 200 and not yet ended).
+  // How many watches are open now (set up and not yet ended).
   sim.add_control_route("/sim/watches", [&sim](const control_request& req) {
     if (req.method != "GET")
       return control_error(apiserver::method_not_allowed());

@@ -231,7 +231,11 @@ void simulator::set_latency(std::chrono::milliseconds delay) {
 }
 
 std::size_t simulator::open_watches() const {
-  return impl_->server ? impl_->server->open_streams() : 0;
+  return impl_->backend.live_watches();
+}
+
+bool simulator::wait_for_open_watches(std::size_t count, std::chrono::milliseconds timeout) const {
+  return impl_->backend.wait_for_live_watches(count, timeout);
 }
 
 void simulator::add_control_route(std::string prefix, control_handler handler) {

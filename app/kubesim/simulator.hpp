@@ -102,8 +102,12 @@ public:
   void resume_watches();
   // Delays every request (API and control alike) by `delay` before it is served.
   void set_latency(std::chrono::milliseconds delay);
-  // Watches being served right now.
+  // Watches being served right now, counted once set up: from then on their events queue within
+  // watch_queue_limit.
   std::size_t open_watches() const;
+  // Waits until open_watches() is `count`; false if `timeout` passed first.
+  bool wait_for_open_watches(std::size_t count,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
 
   // Registers a handler for every request whose path starts with `prefix` (which must start with
   // "/sim/"). Handlers run on an I/O thread: keep them short. Later registrations of the same

@@ -14,6 +14,7 @@
 
 #include <boost/json.hpp>
 
+#include <condition_variable>
 #include <mutex>
 
 namespace kinformer::sim {
@@ -188,8 +189,34 @@ apiserver::http_response delete_collection(storage& store, const resource_info& 
 
 } // namespace
 
+struct storage_backend::watch_count {
+  mutable std::mutex mutex;
+  mutable std::condition_variable changed;
+  std::size_t count = 0;
+
+  void add(int delta) {
+    {
+      std::lock_guard lock(mutex);
+      count = delta < 0 ? count - 1 : count + 1;
+    }
+    changed.notify_all();
+  }
+};
+
 storage_backend::storage_backend(storage& store, const simulator_options& options)
-    : store_(store), options_(options) {}
+    : store_(store), options_(options), live_watches_(std::make_shared<watch_count>()) {}
+
+std::size_t storage_backend::live_watches() const {
+  std::lock_guard lock(live_watches_->mutex);
+  return live_watches_->count;
+}
+
+bool storage_backend::wait_for_live_watches(std::size_t count,
+                                            std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(live_watches_->mutex);
+  return live_watches_->changed.wait_for(lock, timeout,
+                                         [&] { return live_watches_->count == count; });
+}
 
 std::vector<apiserver::resource_info> storage_backend::resources() const {
   return store_.resources();
@@ -280,7 +307,11 @@ void storage_backend::watch(apiserver::resource_request request,
   stream->limit_queue(options_.watch_queue_limit);
   stream->close_after(timeout);
   auto watch = std::make_shared<watch_handle>(std::move(handle).value());
-  stream->on_end([watch](apiserver::stream_end) { watch->stop(); });
+  live_watches_->add(1);
+  stream->on_end([watch, live = live_watches_](apiserver::stream_end) {
+    watch->stop();
+    live->add(-1);
+  });
 }
 
 void storage_backend::write(const apiserver::http_request& request,

@@ -7,6 +7,9 @@
 // that read the request (a Table of 100,000 pods takes about a second there;
 // simulator_options::io_threads gives the server more).
 
+#include <chrono>
+#include <memory>
+
 #include "app/apiserver/api_backend.hpp"
 #include "app/kubesim/simulator.hpp"
 #include "app/kubesim/storage.hpp"
@@ -31,9 +34,18 @@ public:
              const apiserver::resource_path& path,
              std::shared_ptr<apiserver::http_exchange> exchange) override;
 
+  // Watches set up and being served: their replay is written and every later event goes through
+  // the stream's bounded queue.
+  std::size_t live_watches() const;
+  // Waits until live_watches() is `count`; false if `timeout` passed first.
+  bool wait_for_live_watches(std::size_t count, std::chrono::milliseconds timeout) const;
+
 private:
+  struct watch_count;
   storage& store_;
   const simulator_options& options_;
+  // Shared with the watches' end callbacks, which may run after this backend is gone.
+  std::shared_ptr<watch_count> live_watches_;
 };
 
 } // namespace kinformer::sim

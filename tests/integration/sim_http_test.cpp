@@ -722,8 +722,8 @@ TEST_CASE("a watcher that falls hopelessly behind is closed, writers never block
   running_simulator s(options);
   auto port = s.port();
   watch_stream w(port, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30");
-  REQUIRE(s.sim.open_watches() == 1);
-  s.sim.stall_watches(); // nothing drains the queue now
+  REQUIRE(s.sim.wait_for_open_watches(1)); // set up: its events queue within the limit
+  s.sim.stall_watches();                   // nothing drains the queue now
   for (int i = 0; i < 200; ++i)
     REQUIRE(s.sim.store()
                 .create({"", "v1", "configmaps"}, "default", configmap("c" + std::to_string(i)))
