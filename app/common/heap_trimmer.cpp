@@ -1,6 +1,7 @@
 #include "app/common/heap_trimmer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <malloc.h>
 #include <pthread.h>
@@ -30,8 +31,18 @@ heap_usage current_heap_usage() {
   return usage;
 }
 
+namespace {
+std::atomic<std::uint64_t> trims_released{0};
+} // namespace
+
 bool trim_heap() {
-  return ::malloc_trim(0) != 0;
+  const bool released = ::malloc_trim(0) != 0;
+  trims_released += released;
+  return released;
+}
+
+std::uint64_t heap_trims_total() {
+  return trims_released;
 }
 
 heap_trimmer::heap_trimmer(options o) : options_(o), thread_([this] { run(); }) {}

@@ -43,6 +43,9 @@ heap_usage current_heap_usage();
 // Returns free heap pages to the system now; true when glibc released any.
 bool trim_heap();
 
+// Trims (by any trimmer or trim_heap call) that released memory, since the process started.
+std::uint64_t heap_trims_total();
+
 class heap_trimmer {
 public:
   struct options {

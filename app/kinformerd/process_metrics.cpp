@@ -1,5 +1,7 @@
 #include "app/kinformerd/process_metrics.hpp"
 
+#include "app/common/heap_trimmer.hpp"
+
 #include <prometheus/metric_family.h>
 
 #include <sys/resource.h>
@@ -102,6 +104,8 @@ std::optional<process_sample> read_process_sample() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
     sample->max_fds = limit.rlim_cur;
+  sample->heap_in_use_bytes = current_heap_usage().in_use_bytes;
+  sample->heap_trims = heap_trims_total();
   return sample;
 }
 
@@ -123,6 +127,13 @@ std::vector<prometheus::MetricFamily> process_metric_families(const process_samp
   if (s.max_fds)
     out.push_back(family("process_max_fds", "Maximum number of open file descriptors.",
                          MetricType::Gauge, static_cast<double>(*s.max_fds)));
+  out.push_back(family("kinformer_heap_in_use_bytes",
+                       "Heap bytes allocated and not yet freed (glibc mallinfo2); the rest of the "
+                       "resident memory is code, stacks and free memory the allocator keeps.",
+                       MetricType::Gauge, static_cast<double>(s.heap_in_use_bytes)));
+  out.push_back(family("kinformer_heap_trims_total",
+                       "Times free heap memory was returned to the system (malloc_trim).",
+                       MetricType::Counter, static_cast<double>(s.heap_trims)));
   return out;
 }
 

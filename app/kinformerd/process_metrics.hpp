@@ -20,6 +20,9 @@ struct process_sample {
   std::uint64_t virtual_memory_bytes = 0;
   std::uint64_t open_fds = 0;
   std::optional<std::uint64_t> max_fds; // absent when unlimited
+  // The allocator's view, to tell live heap from memory kept resident (heap_trimmer.hpp).
+  std::uint64_t heap_in_use_bytes = 0;
+  std::uint64_t heap_trims = 0;
 };
 
 // This process, from /proc/self; nullopt when /proc cannot be read (not Linux, no procfs).
@@ -32,7 +35,8 @@ std::optional<process_sample> parse_proc_stat(const std::string& pid_stat,
                                               long page_size);
 
 // process_cpu_seconds_total, process_start_time_seconds, process_resident_memory_bytes,
-// process_virtual_memory_bytes, process_open_fds, process_max_fds.
+// process_virtual_memory_bytes, process_open_fds, process_max_fds; and, as Go's go_memstats_*
+// beside them, kinformer_heap_in_use_bytes and kinformer_heap_trims_total.
 std::vector<prometheus::MetricFamily> process_metric_families(const process_sample& sample);
 
 } // namespace kinformer

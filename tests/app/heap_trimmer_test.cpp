@@ -53,7 +53,9 @@ TEST_CASE("heap trimmer: a trim returns the pages of chunks freed between live o
   CHECK(freed.resident_bytes + 8 * MiB > full.resident_bytes); // still resident
   CHECK(worth_trimming(freed, 0, 16 * MiB));
 
+  const auto trims_before = heap_trims_total();
   CHECK(trim_heap());
+  CHECK(heap_trims_total() == trims_before + 1);
   const auto trimmed = current_heap_usage();
   // Each freed 16 KiB chunk gives back its whole pages: at least 3 of its 4.
   CHECK(trimmed.resident_bytes + 30 * MiB < freed.resident_bytes);

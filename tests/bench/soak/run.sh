@@ -2,8 +2,8 @@
 # Soak: kinformerd against kubesim for --minutes under steady churn and a random fault every
 # --fault-every seconds, serving two read-API watchers (kinformer-watch: every pod, and
 # track=canary) and a webhook (webhook_sink.mjs). Every --sample seconds it records kinformerd's
-# RSS, threads, open file descriptors and informer events. At the end churn stops, the faults are
-# lifted, and every consumer's view is compared with kubesim's truth (compare_views.mjs).
+# RSS, live heap, threads, open file descriptors and informer events. At the end churn stops, the
+# faults are lifted, and every consumer's view is compared with kubesim's truth (compare_views.mjs).
 # Writes soak.md, soak.tsv, soak_faults.tsv and soak.png (with gnuplot) into --results.
 # A bench script, not a CI step: it takes --minutes plus a few.
 set -euo pipefail
@@ -186,14 +186,17 @@ process_sample() {
   s_threads=$(awk '/^Threads:/{print $2}' "/proc/$kinformerd_pid/status")
   s_fds=$(find "/proc/$kinformerd_pid/fd" -mindepth 1 -maxdepth 1 | wc -l)
 }
-# Sum of a counter family over its labels, from kinformerd's /metrics.
-metric_sum() { # NAME
-  curl -sf --max-time 10 "$metrics_url/metrics" | awk -v n="$1" 'index($1, n "{") == 1 || $1 == n {s += $NF} END {printf "%.0f", s}'
+# Sum of a metric family over its labels, from kinformerd's /metrics (scraped now, or the text
+# of the last scrape()).
+metric_sum() { # NAME [TEXT]
+  local text=${2-$(curl -sf --max-time 10 "$metrics_url/metrics")}
+  awk -v n="$1" 'index($1, n "{") == 1 || $1 == n {s += $NF} END {printf "%.0f", s}' <<<"$text"
 }
+scrape() { scraped=$(curl -sf --max-time 10 "$metrics_url/metrics"); }
 ready() { curl -sf --max-time 5 -o /dev/null "$metrics_url/readyz"; }
 
 RANDOM=$seed
-printf 't_s\trss_mb\tthreads\tfds\tevents_total\tevents_per_s\trelists_total\tfault\n' >"$work/soak.tsv"
+printf 't_s\trss_mb\tthreads\tfds\tevents_total\tevents_per_s\trelists_total\tfault\theap_mb\n' >"$work/soak.tsv"
 printf 't_s\tfault\tready_before_next\tkinformerd_alive\n' >"$work/faults.tsv"
 log "churn at $churn writes/s and a fault every $fault_every s for $minutes min (warm-up $warmup min)"
 sim POST "/sim/churn?rate=$churn" >/dev/null || die "cannot start churn"
@@ -238,12 +241,15 @@ while :; do
   fi
   if ((t >= next_sample)) || [[ $fault != - ]]; then
     process_sample
-    events=$(metric_sum kinformer_informer_events_total)
-    relists=$(metric_sum kinformer_informer_relists_total)
+    scrape
+    events=$(metric_sum kinformer_informer_events_total "$scraped")
+    relists=$(metric_sum kinformer_informer_relists_total "$scraped")
+    heap=$(metric_sum kinformer_heap_in_use_bytes "$scraped")
     rate=0
     ((t > last_t)) && rate=$(((events - last_events) / (t - last_t)))
-    printf '%d\t%.1f\t%d\t%d\t%s\t%d\t%s\t%s\n' "$t" "$(awk -v k="$s_rss" 'BEGIN{print k/1024}')" \
-      "$s_threads" "$s_fds" "$events" "$rate" "$relists" "$fault" >>"$work/soak.tsv"
+    printf '%d\t%.1f\t%d\t%d\t%s\t%d\t%s\t%s\t%.1f\n' "$t" "$(awk -v k="$s_rss" 'BEGIN{print k/1024}')" \
+      "$s_threads" "$s_fds" "$events" "$rate" "$relists" "$fault" \
+      "$(awk -v b="$heap" 'BEGIN{print b/1048576}')" >>"$work/soak.tsv"
     last_events=$events
     last_t=$t
     ((t >= next_sample)) && next_sample=$((next_sample + sample))
@@ -282,17 +288,21 @@ echo "$report" >"$work/views.json"
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 machine="$(nproc) cores, $(awk '/^MemTotal:/{printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo)"
 
-# Least squares of RSS over time after warm-up: slope in MB/hour, and the drift it implies over
-# the measured window as a share of the mean.
-read -r slope mean drift threads_min threads_max fds_min fds_max n < <(awk -F'\t' -v w=$((warmup * 60)) '
-  NR > 1 && $1 >= w { n++; x = $1; y = $2; sx += x; sy += y; sxx += x*x; sxy += x*y
+# Least squares of column COLUMN of soak.tsv over time after warm-up: "slope (MB/hour), mean,
+# drift over the window as % of the mean, threads min max, fds min max, samples".
+trend() { # COLUMN
+  awk -F'\t' -v w=$((warmup * 60)) -v c="$1" '
+  NR > 1 && $1 >= w { n++; x = $1; y = $c; sx += x; sy += y; sxx += x*x; sxy += x*y
     if (n == 1 || $3 < tmin) tmin = $3; if (n == 1 || $3 > tmax) tmax = $3
     if (n == 1 || $4 < fmin) fmin = $4; if (n == 1 || $4 > fmax) fmax = $4
     if (n == 1) first = x; last = x }
   END { if (n < 2) { print "0 0 0 0 0 0 0 " n; exit }
     d = n*sxx - sx*sx; b = d ? (n*sxy - sx*sy) / d : 0; m = sy / n
     printf "%.2f %.1f %.2f %d %d %d %d %d\n", b * 3600, m, 100 * b * (last - first) / m, tmin, tmax, fmin, fmax, n }' \
-  "$work/soak.tsv")
+  "$work/soak.tsv"
+}
+read -r slope mean drift threads_min threads_max fds_min fds_max n < <(trend 2) # RSS
+read -r heap_slope heap_mean heap_drift _ < <(trend 9)                          # the live heap
 faults_total=$(($(wc -l <"$work/faults.tsv") - 1))
 faults_ready=$(awk -F'\t' 'NR > 1 && $3 == "yes"' "$work/faults.tsv" | wc -l)
 flat=$(awk -v d="$drift" 'BEGIN { print (d <= 5 && d >= -5) ? "yes" : "no" }')
@@ -320,6 +330,7 @@ require("fs").writeFileSync(md, rows.join("\n") + "\n");
   echo "| figure | value | verdict |"
   echo "|---|---|---|"
   echo "| RSS slope after the $warmup-min warm-up | $slope MB/hour ($drift% of the mean $mean MB over the window, $n samples) | flat: $flat (within ±5%) |"
+  echo "| live heap (kinformer_heap_in_use_bytes) slope after warm-up | $heap_slope MB/hour ($heap_drift% of the mean $heap_mean MB) | |"
   echo "| threads after warm-up | $threads_min to $threads_max | stable: $threads_stable |"
   echo "| open file descriptors after warm-up | $fds_min to $fds_max | stable: $fds_stable (range ≤ 16) |"
   echo "| faults injected / kinformerd ready before the next one | $faults_total / $faults_ready | alive throughout: $( ((died)) && echo no || echo yes) |"
@@ -340,7 +351,7 @@ set terminal pngcairo size 1100,480 font ',10'
 set output '$results/soak.png'
 set title 'kinformerd soak: $pods pods, $churn writes/s, a fault every $fault_every s (commit $commit)'
 set xlabel 'minutes'
-set ylabel 'RSS (MB)'
+set ylabel 'MB'
 set y2label 'informer events/s'
 set ytics nomirror
 set y2tics
@@ -349,6 +360,7 @@ set y2range [0:*]
 set key top left
 set datafile separator '\t'
 plot '$work/soak.tsv' using (\$1/60):2 every ::1 with lines lw 2 title 'RSS', \
+     '' using (\$1/60):9 every ::1 with lines lw 1 lc rgb '#2060c0' title 'live heap', \
      '' using (\$1/60):6 every ::1 axes x1y2 with lines lc rgb '#999999' title 'events/s', \
      '' using (\$1/60):(strcol(8) ne '-' ? 0 : 1/0) every ::1 with points pt 9 ps 1 lc rgb '#cc0000' title 'fault'
 EOF
