@@ -102,12 +102,11 @@ result<std::vector<object_ptr>> store_snapshot::by_index(std::string_view name,
 }
 
 std::size_t store_snapshot::heap_bytes() const {
-  constexpr std::size_t node = 2 * sizeof(void*) + sizeof(object_map::map_type::value_type);
   std::size_t n = shards_.size() * sizeof(object_map::map_type);
   for (const auto& shard : shards_) {
-    n += shard->bucket_count() * sizeof(void*);
+    n += shard->capacity() * sizeof(store_entry);
     for (const auto& entry : *shard)
-      n += node + entry.object->heap_bytes();
+      n += entry.object->heap_bytes();
   }
   return n + indexes_.heap_bytes();
 }
@@ -128,7 +127,7 @@ store::store(store_options options)
 object_ptr store::put(const object_ptr& obj, bool listed) {
   auto& shard = objects_.mutable_shard_for(obj->key());
   // One lookup: the insert finds the entry already stored under the key, if any.
-  auto [it, inserted] = shard.insert(store_entry{obj});
+  auto [it, inserted] = shard.insert(obj);
   if (listed ||
       (replacing_ && !listed_then_removed_.empty() && listed_then_removed_.contains(obj->key())))
     it->listed_in = replace_number_;

@@ -10,6 +10,7 @@
 #include "actors/cow_shards.hpp"
 #include "actors/delta.hpp"
 #include "actors/indexer.hpp"
+#include "actors/store_table.hpp"
 #include "protocol/decode.hpp"
 #include "protocol/object.hpp"
 #include "protocol/result.hpp"
@@ -29,29 +30,8 @@ struct store_options {
   std::size_t index_shard_count = 64; // value map shards per index
 };
 
-// One stored object, found by its own key(): the entry needs no string of its own. An update
-// swaps in the next version of the same key in place, which leaves the key text, hence the hash
-// and the entry's position, unchanged: that is why `object` may be mutable. `listed_in` is the
-// number of the last replace that listed the entry: only the writer reads or writes it.
-struct store_entry {
-  mutable object_ptr object;
-  mutable std::uint32_t listed_in = 0;
-};
-struct store_entry_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view key) const { return string_hash{}(key); }
-  std::size_t operator()(const store_entry& e) const { return string_hash{}(e.object->key()); }
-};
-struct store_entry_equal {
-  using is_transparent = void;
-  static std::string_view key(std::string_view k) noexcept { return k; }
-  static std::string_view key(const store_entry& e) noexcept { return e.object->key(); }
-  template <class A, class B>
-  bool operator()(const A& a, const B& b) const noexcept {
-    return key(a) == key(b);
-  }
-};
-using object_map = cow_shards<std::unordered_set<store_entry, store_entry_hash, store_entry_equal>>;
+// Every stored object by key, in shards a snapshot shares until the writer next writes to them.
+using object_map = cow_shards<store_table>;
 
 // An immutable view of a store at one moment. Copyable; safe to read from any thread.
 class store_snapshot {
