@@ -3,6 +3,7 @@
 #include "protocol/object_check.hpp"
 
 #include "protocol/json_nesting.hpp"
+#include "protocol/object_scan.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -244,8 +245,11 @@ status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>&
         return fail(make_error(errc::too_large, "List items[" + std::to_string(items_) +
                                                     "] is larger than " +
                                                     std::to_string(max_item_bytes_) + " bytes"));
-      auto obj = object::parse(std::string_view(p + item_begin_, at - item_begin_),
-                               options_.transform, &fill_);
+      // Bytes after the item (the next ones) pad it for the scan; at the buffer's end it is
+      // copied to be padded.
+      const std::string_view item(p + item_begin_, at - item_begin_);
+      auto obj = n - at >= scan_padding ? object::parse_padded(item, options_.transform, &fill_)
+                                        : object::parse(item, options_.transform, &fill_);
       if (!obj)
         return fail(make_error(obj.err().code,
                                "List items[" + std::to_string(items_) + "]: " + obj.err().message));

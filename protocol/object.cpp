@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -14,41 +15,39 @@ namespace kinformer {
 
 namespace {
 
-// Where allocate() put the tail, and the whole block's size.
-struct tail_report {
+// The tail make() asks allocate() for, and where allocate() put it. Per thread, and read right
+// after allocate_shared: the allocator itself holds nothing, so the control block stores no copy
+// of it (16 bytes a stored object saves).
+struct tail_request {
+  std::size_t tail_bytes = 0;
   char* tail = nullptr;
   std::size_t block_bytes = 0;
 };
+thread_local tail_request pending_tail;
 
-// Adds `tail_bytes` after what allocate_shared asks for, and reports where they begin. Those
-// bytes hold what the object points to, so the object, its control block and its text are one
-// allocation.
+// Adds pending_tail.tail_bytes after what allocate_shared asks for, right after it: the control
+// block's last member is the object, so the tail begins where the object ends (make() checks).
+// The object, its control block and its text are one allocation.
 template <class T>
 struct tail_allocator {
   using value_type = T;
 
-  std::size_t tail_bytes;
-  tail_report* report; // filled by allocate(): read once, right after allocate_shared
-
-  tail_allocator(std::size_t bytes, tail_report* to) noexcept : tail_bytes(bytes), report(to) {}
+  tail_allocator() noexcept = default;
   template <class U>
-  tail_allocator(const tail_allocator<U>& other) noexcept
-      : tail_bytes(other.tail_bytes), report(other.report) {}
+  tail_allocator(const tail_allocator<U>&) noexcept {}
 
-  static std::size_t head_bytes(std::size_t n) {
-    constexpr std::size_t align = alignof(std::max_align_t);
-    return (n * sizeof(T) + align - 1) / align * align;
-  }
   T* allocate(std::size_t n) {
-    char* block = static_cast<char*>(::operator new(head_bytes(n) + tail_bytes));
-    *report = {block + head_bytes(n), head_bytes(n) + tail_bytes};
+    const std::size_t head = n * sizeof(T);
+    char* block = static_cast<char*>(::operator new(head + pending_tail.tail_bytes));
+    pending_tail.tail = block + head;
+    pending_tail.block_bytes = head + pending_tail.tail_bytes;
     return reinterpret_cast<T*>(block);
   }
   // Unsized: clang 14 (the fuzz build) leaves sized deallocation off by default.
   void deallocate(T* p, std::size_t) noexcept { ::operator delete(static_cast<void*>(p)); }
   template <class U>
-  bool operator==(const tail_allocator<U>& other) const noexcept {
-    return tail_bytes == other.tail_bytes;
+  bool operator==(const tail_allocator<U>&) const noexcept {
+    return true;
   }
 };
 
@@ -222,10 +221,13 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
   // reference `{}` is 3 bytes of text and 36 in the tail).
   if (layout.bytes() > std::numeric_limits<std::uint32_t>::max() - 4096)
     return nullptr;
-  tail_report report;
-  auto obj = std::allocate_shared<object>(tail_allocator<object>(layout.bytes(), &report),
-                                          construct_tag{});
-  char* tail = report.tail;
+  pending_tail.tail_bytes = layout.bytes();
+  auto obj = std::allocate_shared<object>(tail_allocator<object>(), construct_tag{});
+  char* tail = pending_tail.tail;
+  // tail() finds the tail at the object's end, where the control block ends: a library that
+  // laid out its control block otherwise would fail every test that makes an object.
+  if (tail != reinterpret_cast<char*>(obj.get() + 1))
+    std::abort();
   char* out = tail + layout.text_at();
   if (type_prefix.empty()) {
     std::memcpy(out, text.data(), text.size());
@@ -235,10 +237,9 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
     std::memcpy(out + at, type_prefix.data(), type_prefix.size());
     std::memcpy(out + at + type_prefix.size(), text.data() + at + 1, text.size() - at - 1);
   }
-  obj->tail_ = tail;
   obj->text_at_ = static_cast<std::uint32_t>(layout.text_at());
   obj->size_ = static_cast<std::uint32_t>(layout.text);
-  obj->block_bytes_ = static_cast<std::uint32_t>(report.block_bytes);
+  obj->block_bytes_ = static_cast<std::uint32_t>(pending_tail.block_bytes);
   const std::size_t brace = type_prefix.empty() ? std::string_view::npos : scan.object.begin;
   builder{scan, *obj, tail, shift, brace, inserted}.build(layout);
   return obj;
@@ -246,8 +247,11 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
 
 object::~object() = default;
 
-// What a stored object costs beside its text (a pod's was 232 bytes with string views).
-static_assert(sizeof(object) <= 128);
+// What a stored object costs beside its text (a pod's was 232 bytes with string views). A
+// multiple of 8, so that the control block has no padding after it and the tail follows it.
+static_assert(sizeof(object) <= 120 && sizeof(object) % alignof(void*) == 0);
+static_assert(alignof(text_pair) <= alignof(void*) &&
+              alignof(stored_owner_reference) <= alignof(void*)); // what the tail holds
 
 result<object_ptr> object::parse(std::string_view json_text, const object_transform* transform,
                                  const item_type* fill_type) {
@@ -276,8 +280,21 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
     return parse(json::serialize(tree));
   }
 
+  return from_text(json_text, padded_scratch(json_text), fill_type);
+}
+
+result<object_ptr> object::parse_padded(std::string_view json_text,
+                                        const object_transform* transform,
+                                        const item_type* fill_type) {
+  if (json_text.size() > max_object_bytes || (transform && *transform))
+    return parse(json_text, transform, fill_type);
+  return from_text(json_text, json_text, fill_type);
+}
+
+result<object_ptr> object::from_text(std::string_view json_text, std::string_view padded_text,
+                                     const item_type* fill_type) {
   thread_local object_scan scan;
-  auto scanned = scan_object(padded_scratch(json_text), scan);
+  auto scanned = scan_object(padded_text, scan);
   if (!scanned)
     return std::move(scanned).err();
   if (needs_type(scan, fill_type) && (scan.type_members || needs_escape(*fill_type))) {
@@ -359,9 +376,9 @@ object_ptr object::to_partial_metadata() const {
 
 std::optional<std::string> object::field(std::string_view dotted_path) const {
   if (dotted_path == "metadata.name")
-    return std::string(name_.in(tail_));
+    return std::string(name_.in(tail()));
   if (dotted_path == "metadata.namespace")
-    return std::string(namespace_.in(tail_));
+    return std::string(namespace_.in(tail()));
   // The stored text has no scan padding after it (64 bytes an object): scanned from a copy.
   return scan_field(padded_scratch(json_text()), dotted_path);
 }

@@ -53,6 +53,11 @@ public:
   static result<object_ptr> parse(std::string_view json_text,
                                   const object_transform* transform = nullptr,
                                   const item_type* fill_type = nullptr);
+  // As parse(), for text followed by at least scan_padding readable bytes, whatever they hold
+  // (the next items of a list being received): scanned where it lies rather than copied first.
+  static result<object_ptr> parse_padded(std::string_view json_text,
+                                         const object_transform* transform = nullptr,
+                                         const item_type* fill_type = nullptr);
   // Builds an object from text found by a scan of a larger buffer (a watch event line):
   // `scan.object` says where the object's text is in `buffer`, and every range is an offset
   // into `buffer`. Copies only the object's own text.
@@ -66,7 +71,7 @@ public:
   ~object();
 
   // The object's JSON text: what was received (or what a transform made), byte for byte.
-  std::string_view json_text() const noexcept { return {tail_ + text_at_, size_}; }
+  std::string_view json_text() const noexcept { return {tail() + text_at_, size_}; }
   // A parsed tree of the text, owned by the caller (default allocator). Costs a parse on every
   // call and about three times the text in memory while the caller keeps it.
   boost::json::value tree() const;
@@ -76,23 +81,23 @@ public:
   // a caller that reads one field pays for that one).
   object_meta meta() const noexcept {
     object_meta m;
-    m.namespace_ = namespace_.in(tail_);
-    m.name = name_.in(tail_);
-    m.uid = uid_.in(tail_);
-    m.resource_version = resource_version_.in(tail_);
+    m.namespace_ = namespace_.in(tail());
+    m.name = name_.in(tail());
+    m.uid = uid_.in(tail());
+    m.resource_version = resource_version_.in(tail());
     m.generation = generation_;
-    m.deletion_timestamp = deletion_timestamp_.in(tail_);
-    m.labels = {tail_, reinterpret_cast<const text_pair*>(tail_ + labels_at_), labels_};
-    m.annotations = {tail_, reinterpret_cast<const text_pair*>(tail_ + annotations_at_),
+    m.deletion_timestamp = deletion_timestamp_.in(tail());
+    m.labels = {tail(), reinterpret_cast<const text_pair*>(tail() + labels_at_), labels_};
+    m.annotations = {tail(), reinterpret_cast<const text_pair*>(tail() + annotations_at_),
                      annotations_};
     m.owner_references = {
-        tail_, reinterpret_cast<const stored_owner_reference*>(tail_ + owners_at_), owners_};
+        tail(), reinterpret_cast<const stored_owner_reference*>(tail() + owners_at_), owners_};
     return m;
   }
   // "namespace/name", or "name" when cluster-scoped.
-  std::string_view key() const noexcept { return key_.in(tail_); }
-  std::string_view kind() const noexcept { return kind_.in(tail_); }
-  std::string_view api_version() const noexcept { return api_version_.in(tail_); }
+  std::string_view key() const noexcept { return key_.in(tail()); }
+  std::string_view kind() const noexcept { return kind_.in(tail()); }
+  std::string_view api_version() const noexcept { return api_version_.in(tail()); }
 
   // The JSON text as a string (a copy of json_text()).
   std::string to_json() const { return std::string(json_text()); }
@@ -113,6 +118,9 @@ public:
 
 private:
   struct builder;
+  // parse() without a transform: `padded_text` is `json_text` or a copy of it that is padded.
+  static result<object_ptr> from_text(std::string_view json_text, std::string_view padded_text,
+                                      const item_type* fill_type);
   struct construct_tag {
     explicit construct_tag() = default;
   };
@@ -127,10 +135,10 @@ private:
   static std::shared_ptr<object> make(const object_scan& scan, std::string_view text,
                                       std::size_t shift, std::string_view type_prefix = {});
 
-  // Everything below is a place in the tail, the bytes make() allocated after this object: the
-  // metadata arrays, the key, decoded escapes, then the text. Offsets in 32 bits: objects are
+  // Everything below is a place in the tail, the bytes make() allocated right after this object:
+  // the metadata arrays, the key, decoded escapes, then the text. Offsets in 32 bits: objects are
   // smaller than max_object_bytes.
-  const char* tail_ = nullptr;
+  const char* tail() const noexcept { return reinterpret_cast<const char*>(this + 1); }
   std::uint32_t text_at_ = 0, size_ = 0;
   std::uint32_t block_bytes_ = 0; // the control block, this object and the tail
   std::uint32_t metadata_begin_ = 0, metadata_end_ = 0; // in the text; empty: no "metadata"
