@@ -8,6 +8,7 @@
 #include "protocol/proxy.hpp"
 #include "protocol/refusal.hpp"
 
+#include "protocol/http/decode_worker.hpp"
 #include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
 #include "protocol/list_decoder.hpp"
@@ -604,6 +605,8 @@ struct api_client::impl {
   std::optional<ssl::context> tls_context;
   std::shared_ptr<client_liveness> liveness;
   std::thread thread;
+  // Decodes list bodies while the I/O thread receives them; runs each list's callback.
+  decode_worker decoder_thread;
   std::atomic<std::uint64_t> next_id{1};
 
   // Everything below is touched on the I/O thread only.
@@ -913,35 +916,69 @@ api_client::impl::exchange(operation& op, const outgoing_request& out, const bod
   co_return response;
 }
 
+namespace {
+
+// One list response's decoding, done on the decode thread in the order its bytes came.
+struct list_decoding {
+  list_decoding(const list_request& request, std::size_t max_item_bytes)
+      : decoder(decode_options{request.transform, request.expect}, max_item_bytes),
+        on_items(request.on_items),
+        on_items_batch(std::max<std::size_t>(request.on_items_batch, 1)) {}
+
+  list_decoder decoder;
+  std::vector<object_ptr> items;
+  std::function<void(std::vector<object_ptr>&&)> on_items;
+  std::size_t on_items_batch;
+  // Set by the decode thread; the I/O thread reads `failed` to stop receiving. `failure` is read
+  // only on the decode thread (by the list's last job).
+  std::atomic<bool> failed{false};
+  std::optional<error> failure;
+
+  void feed(std::string_view bytes) {
+    if (failed)
+      return;
+    if (auto fed = decoder.feed(bytes, items); !fed) {
+      failure = std::move(fed).err();
+      failed = true;
+      return;
+    }
+    if (on_items && items.size() >= on_items_batch && decoder.types_known()) {
+      on_items(std::vector<object_ptr>(std::make_move_iterator(items.begin()),
+                                       std::make_move_iterator(items.end())));
+      items.clear();
+    }
+  }
+};
+
+// Bytes of list bodies received and not yet decoded before the I/O thread waits: a list the
+// decode thread cannot keep up with is never held whole.
+constexpr std::size_t max_undecoded_list_bytes = std::size_t{8} << 20;
+
+} // namespace
+
 awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_request request,
                                            list_callback callback) {
   track(op);
-  // Items are decoded as the body arrives; the body itself is never held. Only a 2xx body
-  // reaches the sink, so a 401 retried with renewed credentials never feeds this decoder.
-  std::optional<list_decoder> decoder;
-  std::vector<object_ptr> items;
+  // Items are decoded as the body arrives, on the decode thread (decode_worker.hpp); the body
+  // itself is never held. Only a 2xx body reaches the sink, so a 401 retried with renewed
+  // credentials never feeds this decoding.
+  std::shared_ptr<list_decoding> decoding;
   std::string head; // the body's first bytes: a Status in a 2xx body is read from them
   constexpr std::size_t head_bytes = 64 * 1024;
-  bool decode_failed = false;
   body_sink sink = [&](std::string_view bytes) -> status_result {
-    if (!decoder) {
+    if (!decoding) {
       // A list's limit is on each item, not on the body, which is never held.
-      decoder.emplace(decode_options{request.transform, request.expect}, options.max_body_bytes);
-      items.clear();
+      decoding = std::make_shared<list_decoding>(request, options.max_body_bytes);
       head.clear();
     }
+    if (decoding->failed) // the decode thread's error is what the callback reports
+      return make_error(errc::invalid_json, "the list body could not be decoded");
     if (head.size() < head_bytes)
       head.append(bytes.substr(0, head_bytes - head.size()));
-    auto fed = decoder->feed(bytes, items);
-    decode_failed = !fed;
-    if (fed && request.on_items &&
-        items.size() >= std::max<std::size_t>(request.on_items_batch, 1) &&
-        decoder->types_known()) {
-      request.on_items(std::vector<object_ptr>(std::make_move_iterator(items.begin()),
-                                               std::make_move_iterator(items.end())));
-      items.clear();
-    }
-    return fed;
+    decoder_thread.post([decoding, chunk = std::string(bytes)] { decoding->feed(chunk); },
+                        bytes.size());
+    decoder_thread.wait_until_at_most(max_undecoded_list_bytes);
+    return ok_v;
   };
   outgoing_request out;
   out.verb = api_verb::list;
@@ -949,32 +986,50 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
   out.accept = request.metadata_only ? accept_metadata_list : accept_json;
   auto response = co_await exchange(*op, out, sink);
   untrack(*op);
-  if (!response) {
-    response_info info;
-    info.transport = op->transport;
-    if (decode_failed) {
-      info.http_status = 200; // the answer came, but its body is no List
-      if (response.err().code == errc::status)
-        info.server_status = decode_status(head);
+  if (!decoding) { // nothing was decoded, so nothing is on the decode thread to wait for
+    if (!response) {
+      response_info info;
+      info.transport = op->transport;
+      callback(std::move(response).err(), info);
+    } else if (response->status_code / 100 != 2) {
+      auto [err, info] = describe_failure(*response);
+      callback(std::move(err), info);
+    } else { // a 2xx with an empty body
+      list_decoder empty(decode_options{request.transform, request.expect});
+      std::vector<object_ptr> none;
+      response_info info;
+      info.http_status = response->status_code;
+      callback(empty.finish(none), info);
     }
-    callback(std::move(response).err(), info);
     co_return;
   }
-  if (response->status_code / 100 != 2) {
-    auto [err, info] = describe_failure(*response);
-    callback(std::move(err), info);
-    co_return;
-  }
+  // After the body's last bytes are decoded (and their items handed on), on the same thread.
   response_info info;
-  info.http_status = response->status_code;
-  if (!decoder)
-    decoder.emplace(decode_options{request.transform, request.expect}); // an empty body
-  auto page = decoder->finish(items);
-  if (!page && page.err().code == errc::status)
-    info.server_status = decode_status(head); // a Status in a 2xx body
-  if (page)
-    page->items = std::move(items);
-  callback(std::move(page), info);
+  info.transport = op->transport;
+  info.http_status = response ? response->status_code : 200; // a body came: the answer was 2xx
+  std::optional<error> transfer_failure;
+  if (!response)
+    transfer_failure = std::move(response).err();
+  decoder_thread.post([decoding, info, transfer_failure = std::move(transfer_failure),
+                       head = std::move(head), callback = std::move(callback)]() mutable {
+    if (decoding->failed) {
+      if (decoding->failure->code == errc::status)
+        info.server_status = decode_status(head); // a Status in a 2xx body
+      callback(std::move(*decoding->failure), info);
+      return;
+    }
+    if (transfer_failure) { // the body broke off: what was decoded of it stays with the items
+      info.http_status = 0;
+      callback(std::move(*transfer_failure), info);
+      return;
+    }
+    auto page = decoding->decoder.finish(decoding->items);
+    if (!page && page.err().code == errc::status)
+      info.server_status = decode_status(head);
+    if (page)
+      page->items = std::move(decoding->items);
+    callback(std::move(page), info);
+  });
 }
 
 awaitable<void> api_client::impl::run_get(std::shared_ptr<operation> op, outgoing_request out,

@@ -120,7 +120,7 @@ struct list_request {
   // Checked on every item (protocol/object_check.hpp); must outlive the request. A failing item
   // fails the list with errc::invalid_object.
   const object_expectations* expect = nullptr;
-  // Optional: items are handed here in batches, on the I/O thread, as they are decoded (once
+  // Optional: items are handed here in batches, on the decode thread, as they are decoded (once
   // at least on_items_batch have come; a socket read holds about 70 pods); the page given to
   // the list callback then carries only the last few. A list that fails after some batches
   // still ends in one callback with the error.
@@ -132,8 +132,9 @@ struct list_request {
   std::size_t on_items_batch = 1000;
 };
 
-// Exactly one call per list. On failure `page` holds the error (errc::status for an HTTP or
-// Status failure, io, tls, timeout, too_large, invalid_json, cancelled) and `info` the HTTP
+// Exactly one call per list, on the client's decode thread once a body came (after its last
+// on_items batch), else on its I/O thread. On failure `page` holds the error (errc::status for an
+// HTTP or Status failure, io, tls, timeout, too_large, invalid_json, cancelled) and `info` the HTTP
 // code and decoded Status, so 410 Expired, 429, 504 ResourceVersionTooLarge and 5xx can be told
 // apart from I/O failures.
 using list_callback = std::function<void(result<list_page> page, const response_info& info)>;
