@@ -6,6 +6,8 @@
 
 #include <caf/all.hpp>
 
+#include <map>
+
 namespace kinformer {
 
 namespace {
@@ -54,6 +56,16 @@ struct reflector_state {
   // Items the running list request has streamed in: with what its page still carries, the
   // page's size (for logs).
   std::size_t request_items = 0;
+  // Pages asked for ahead of the state machine, by the continue token they were asked with: a
+  // page's token comes before its items, so the next page is on its way while this one is still
+  // being decoded (client-go asks only once a page is done). The list session's only; at most
+  // max_prefetched, so a list is never held whole.
+  struct prefetched_page {
+    std::optional<list_outcome> outcome; // it came
+    bool awaited = false;                // the machine asked for it before it came
+  };
+  std::map<std::string, prefetched_page> prefetched;
+  std::int64_t page_limit = 0; // the limit the machine pages with
   // While a socket read's events are stepped: the events for the informer, sent as one message.
   bool batching_events = false;
   std::vector<informer_event> outgoing_events;
@@ -71,6 +83,10 @@ struct reflector_state {
 };
 
 using reflector_pointer = reflector_actor::stateful_pointer<reflector_state>;
+
+// Pages asked for ahead at once: with two, every page of a paged list is on its way before the
+// machine asks for it.
+constexpr std::size_t max_prefetched_pages = 2;
 
 failure to_failure(const response_info& info, const error* err) {
   failure f;
@@ -120,7 +136,8 @@ object_expectations expectations_of(const informer_config& config) {
 }
 
 void start_list_request(reflector_pointer self, session_id session, std::string resource_version,
-                        std::string continue_token, std::optional<std::int64_t> limit) {
+                        std::string continue_token, std::optional<std::int64_t> limit,
+                        bool prefetch = false) {
   auto& st = self->state;
   list_request request;
   request.path = st.config.collection_path();
@@ -135,15 +152,24 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   // Items go on as they are decoded (on_items_batch at a time), so an unpaged list of a million
   // objects is never held whole; they arrive before the request's final callback, whose page
   // carries the rest.
-  request.on_items = [self = reflector_actor(self), session](std::vector<object_ptr>&& items) {
-    caf::anon_send(self, atoms::list_items_atom::value, session, object_list(std::move(items)));
-  };
+  // A page asked for ahead is held whole until the machine asks for it (it is one page).
+  if (!prefetch)
+    request.on_items = [self = reflector_actor(self), session](std::vector<object_ptr>&& items) {
+      caf::anon_send(self, atoms::list_items_atom::value, session, object_list(std::move(items)));
+    };
+  if (request.limit > 0)
+    request.on_continue = [self = reflector_actor(self), session](const std::string& token) {
+      caf::anon_send(self, atoms::list_continue_atom::value, session, token);
+    };
+  std::string prefetched_for = prefetch ? request.continue_token : std::string();
   // Keeps the transform and the expectations alive for as long as the request can run.
   auto transform = st.config.transform;
-  st.client->list(request, [self = reflector_actor(self), session, transform,
-                            expect = st.expect](result<list_page> page, const response_info& info) {
+  st.client->list(request, [self = reflector_actor(self), session, transform, expect = st.expect,
+                            prefetched_for = std::move(prefetched_for)](
+                               result<list_page> page, const response_info& info) mutable {
     list_outcome out;
     out.info = info;
+    out.prefetched_for = std::move(prefetched_for);
     if (page)
       out.page = std::move(page).value();
     else
@@ -228,6 +254,68 @@ void add_items(reflector_pointer self, session_id session, object_list& items) {
   send_full_batch(self);
 }
 
+// The page after `continue_token`: the one asked for ahead when there is one (its outcome goes
+// through the mailbox, after this step), else a request now.
+void fetch_page(reflector_pointer self, session_id session, const std::string& continue_token,
+                std::optional<std::int64_t> limit) {
+  auto& st = self->state;
+  auto ahead = st.prefetched.find(continue_token);
+  if (ahead == st.prefetched.end() || session != st.list_session) {
+    start_list_request(self, session, {}, continue_token, limit);
+    return;
+  }
+  if (!ahead->second.outcome) {
+    ahead->second.awaited = true;
+    return;
+  }
+  list_outcome out = std::move(*ahead->second.outcome);
+  st.prefetched.erase(ahead);
+  out.prefetched_for.clear();
+  self->send(self, atoms::listed_atom::value, session, std::move(out));
+}
+
+// A list request's outcome, for the machine.
+void on_listed(reflector_pointer self, session_id session, list_outcome& out) {
+  auto& st = self->state;
+  if (out.page) {
+    auto& page = *out.page;
+    list_page_received in{session, page.resource_version, page.continue_token,
+                          st.request_items + page.items.size()};
+    st.request_items = 0;
+    st.page_items = std::move(page.items);
+    feed(self, in);
+  } else {
+    const error* err = out.failure ? &*out.failure : nullptr;
+    feed(self, list_failed{session, to_failure(out.info, err)});
+  }
+}
+
+// A page asked for ahead came: kept until the machine asks for it, or handed to it now when it
+// already has. One of an earlier list (ended since) is dropped.
+void on_prefetched(reflector_pointer self, session_id session, list_outcome& out) {
+  auto& st = self->state;
+  auto ahead = st.prefetched.find(out.prefetched_for);
+  if (session != st.list_session || ahead == st.prefetched.end())
+    return;
+  if (!ahead->second.awaited) {
+    ahead->second.outcome = std::move(out);
+    return;
+  }
+  st.prefetched.erase(ahead);
+  out.prefetched_for.clear();
+  on_listed(self, session, out);
+}
+
+// A page's continue token, before its items: asks for the next page now (see prefetched).
+void prefetch_page(reflector_pointer self, session_id session, const std::string& token) {
+  auto& st = self->state;
+  if (session != st.list_session || st.page_limit <= 0 ||
+      st.prefetched.size() >= max_prefetched_pages || st.prefetched.contains(token))
+    return;
+  st.prefetched.emplace(token, reflector_state::prefetched_page{});
+  start_list_request(self, session, {}, token, st.page_limit, true);
+}
+
 // Sends the events collected from a socket read; anything else for the informer goes after them.
 void flush_events(reflector_pointer self) {
   auto& st = self->state;
@@ -257,10 +345,13 @@ void execute(reflector_pointer self, const watcher_action& action) {
           st.list_session = a.session;
           st.replace_session = 0;
           st.request_items = 0;
+          st.prefetched.clear();
+          st.page_limit = a.limit.value_or(0);
           start_list_request(self, a.session, a.resource_version, {}, a.limit);
         } else if constexpr (std::is_same_v<A, fetch_next_page>) {
           st.request_items = 0;
-          start_list_request(self, a.session, {}, a.continue_token, a.limit);
+          st.page_limit = a.limit.value_or(0);
+          fetch_page(self, a.session, a.continue_token, a.limit);
         } else if constexpr (std::is_same_v<A, begin_replace>) {
           if (st.replace_session != a.session) // else the list's first items, streamed in, did
             open_replace(self, a.session);
@@ -364,18 +455,10 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
     return {
         [self](atoms::start_atom) { feed(self, start_requested{}); },
         [self](atoms::listed_atom, session_id session, list_outcome& out) {
-          if (out.page) {
-            auto& page = *out.page;
-            auto& st = self->state;
-            list_page_received in{session, page.resource_version, page.continue_token,
-                                  st.request_items + page.items.size()};
-            st.request_items = 0;
-            st.page_items = std::move(page.items);
-            feed(self, in);
-          } else {
-            const error* err = out.failure ? &*out.failure : nullptr;
-            feed(self, list_failed{session, to_failure(out.info, err)});
-          }
+          if (out.prefetched_for.empty())
+            on_listed(self, session, out);
+          else
+            on_prefetched(self, session, out);
         },
         // What a request that then fails streamed in stays applied, as the pages before a
         // failed page always did: each object is a state the server had, and the retry or the
@@ -387,6 +470,9 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
             self->state.request_items += items.size();
             add_items(self, session, items);
           }
+        },
+        [self](atoms::list_continue_atom, session_id session, std::string& token) {
+          prefetch_page(self, session, token);
         },
         [self](atoms::wevent_atom, session_id session, watch_event& ev) {
           on_watch_event(self, session, ev);

@@ -20,6 +20,8 @@ struct list_outcome {
   std::optional<list_page> page;
   std::optional<error> failure;
   response_info info;
+  // The continue token of a page asked for ahead of the state machine (empty: asked by it).
+  std::string prefetched_for;
 };
 
 } // namespace kinformer
@@ -35,6 +37,7 @@ using reflector_actor =
     caf::typed_actor<caf::reacts_to<atoms::start_atom>,
                      caf::reacts_to<atoms::listed_atom, session_id, list_outcome>,
                      caf::reacts_to<atoms::list_items_atom, session_id, object_list>,
+                     caf::reacts_to<atoms::list_continue_atom, session_id, std::string>,
                      caf::reacts_to<atoms::wevent_atom, session_id, watch_event>,
                      caf::reacts_to<atoms::wevents_atom, session_id, std::vector<watch_event>>,
                      caf::reacts_to<atoms::wclosed_atom, session_id, kinformer::watch_closed_info>,

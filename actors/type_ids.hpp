@@ -78,6 +78,8 @@ using credit_atom = caf::atom_constant<caf::atom("credit")>;
 // I/O thread -> reflector.
 using listed_atom = caf::atom_constant<caf::atom("listed")>;
 using list_items_atom = caf::atom_constant<caf::atom("litems")>;
+// A list page's continue token, known before its items (the next page may be asked for).
+using list_continue_atom = caf::atom_constant<caf::atom("lcont")>;
 using wopened_atom = caf::atom_constant<caf::atom("wopened")>;
 using wevent_atom = caf::atom_constant<caf::atom("wevent")>;
 using wevents_atom = caf::atom_constant<caf::atom("wevents")>;

@@ -208,6 +208,8 @@ status_result list_decoder::start_items() {
     return fail(std::move(type).err());
   fill_ = std::move(*type);
   late_type_ = fill_.kind.empty();
+  items_begun_ = true;
+  continue_before_items_ = std::move(head.continue_token);
   return ok_v;
 }
 

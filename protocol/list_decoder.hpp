@@ -41,6 +41,11 @@ public:
   // False when items arrived before the List's kind (no API server sends that): their type may
   // still be filled in by finish(), so they should be held, not handed on, until then.
   bool types_known() const noexcept { return !late_type_; }
+  // True once the items have begun. The continue token the List gave before them (the API
+  // server writes its metadata first), empty when none: a pager may ask for the next page while
+  // this one is still arriving.
+  bool items_begun() const noexcept { return items_begun_; }
+  const std::string& continue_before_items() const noexcept { return continue_before_items_; }
 
 private:
   enum class phase { start, envelope, items, after_items, done, failed };
@@ -74,6 +79,8 @@ private:
   std::string key_text_; // a top-level key being read
   bool in_key_ = false;
   bool late_type_ = false;
+  bool items_begun_ = false;
+  std::string continue_before_items_;
 };
 
 } // namespace kinformer

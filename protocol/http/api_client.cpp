@@ -923,12 +923,14 @@ struct list_decoding {
   list_decoding(const list_request& request, std::size_t max_item_bytes)
       : decoder(decode_options{request.transform, request.expect}, max_item_bytes),
         on_items(request.on_items),
-        on_items_batch(std::max<std::size_t>(request.on_items_batch, 1)) {}
+        on_items_batch(std::max<std::size_t>(request.on_items_batch, 1)),
+        on_continue(request.on_continue) {}
 
   list_decoder decoder;
   std::vector<object_ptr> items;
   std::function<void(std::vector<object_ptr>&&)> on_items;
   std::size_t on_items_batch;
+  std::function<void(const std::string&)> on_continue; // null once called
   // Set by the decode thread; the I/O thread reads `failed` to stop receiving. `failure` is read
   // only on the decode thread (by the list's last job).
   std::atomic<bool> failed{false};
@@ -941,6 +943,11 @@ struct list_decoding {
       failure = std::move(fed).err();
       failed = true;
       return;
+    }
+    if (on_continue && decoder.items_begun()) {
+      if (!decoder.continue_before_items().empty())
+        on_continue(decoder.continue_before_items());
+      on_continue = nullptr;
     }
     if (on_items && items.size() >= on_items_batch && decoder.types_known()) {
       on_items(std::vector<object_ptr>(std::make_move_iterator(items.begin()),

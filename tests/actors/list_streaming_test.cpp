@@ -5,6 +5,8 @@
 //   never held whole, on top of the store, by the reflector.
 // - A first page broken off midway and asked again may be another snapshot: what the broken
 //   attempt streamed in is not counted as listed, so objects it named that are gone are deleted.
+// - A paged list's next page is asked for as soon as a page's continue token has come, before
+//   its items: the next page is on its way while this one is decoded.
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
@@ -73,17 +75,18 @@ informer_config unpaged_pods() {
   return config;
 }
 
-// Runs an unpaged pod informer against `url`, with a handler recording into `rec`, while
-// `during()` runs (it waits on `rec`); then stops both actors.
+// Runs a pod informer (unpaged unless `config` says otherwise) against `url`, with a handler
+// recording into `rec`, while `during()` runs (it waits on `rec`); then stops both actors.
 template <class During>
-void with_informer(const std::string& url, delta_recorder& rec, During during) {
+void with_informer(const std::string& url, delta_recorder& rec, During during,
+                   const informer_config& config = unpaged_pods()) {
   auto created = api_client::create(*from_server_url(url));
   REQUIRE(created.ok());
   std::shared_ptr<api_client> client = std::move(created).value();
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system system{cfg};
-  auto informer = spawn_informer(system, client, unpaged_pods());
+  auto informer = spawn_informer(system, client, config);
   handler_callbacks callbacks;
   callbacks.on_delta = [&rec](const delta& d) { rec.record(d); };
   callbacks.on_synced = [&rec] { rec.mark_synced(); };
@@ -157,4 +160,51 @@ TEST_CASE("what a first page broken off midway streamed in is not counted as lis
   });
   CHECK(converged);
   CHECK(lists == 2);
+}
+
+TEST_CASE("a paged list's next page is asked for while the page before it is still arriving") {
+  std::promise<void> finished;
+  std::shared_future<void> done = finished.get_future().share();
+  std::promise<void> next_asked;
+  std::shared_future<void> next_page_asked = next_asked.get_future().share();
+  std::atomic<bool> asked_ahead{false};
+  std::atomic<int> first_pages{0};
+  scripted_server server([&](server_exchange& ex) {
+    if (!is_list(ex))
+      return quiet_watch(ex, done);
+    if (ex.request().query("continue") == "c1") {
+      next_asked.set_value();
+      ex.respond(200, list_head_and_items("b", 2, "7") + "]}");
+      return;
+    }
+    ++first_pages;
+    // The continue token comes first, then one item; the second waits until page 2 is asked
+    // for (or 10 s).
+    ex.start_chunked();
+    ex.chunk(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7",)"
+             R"("continue":"c1"},"items":[)" +
+             pod("a0", "7"));
+    asked_ahead = next_page_asked.wait_for(10s) == std::future_status::ready;
+    ex.chunk("," + pod("a1", "7") + "]}");
+    ex.end_chunked();
+  });
+
+  informer_config paged = unpaged_pods();
+  paged.watch.page_size = 2;
+  delta_recorder rec;
+  auto expected = pods_named("a", 2, "7");
+  expected.merge(pods_named("b", 2, "7"));
+  bool synced = false;
+  with_informer(
+      server.url(), rec,
+      [&] {
+        synced = rec.wait_for(
+            [&](const delta_recorder& r) { return r.synced() > 0 && r.state() == expected; }, 30s);
+        finished.set_value();
+      },
+      paged);
+  CHECK(synced);
+  CHECK(asked_ahead);
+  CHECK(first_pages == 1);
+  CHECK(rec.out_of_order().empty());
 }

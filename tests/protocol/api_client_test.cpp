@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -1149,7 +1150,7 @@ TEST_CASE("a list's items are decoded as the body arrives and can be handed on i
   auto client = make_client(server.url());
   list_request request;
   request.path = "/api/v1/pods";
-  std::vector<std::size_t> batches; // on the I/O thread, before the list's callback
+  std::vector<std::size_t> batches; // on the decode thread, before the list's callback
   std::size_t items = 0;
   request.on_items = [&](std::vector<object_ptr>&& batch) {
     batches.push_back(batch.size());
@@ -1175,6 +1176,49 @@ TEST_CASE("a list's items are decoded as the body arrives and can be handed on i
     for (auto n : batches)
       CHECK(n >= 500);
   }
+}
+
+TEST_CASE("on_continue gives a page's continue token as soon as its items begin") {
+  std::promise<std::string> token_seen;
+  auto seen = token_seen.get_future().share();
+  std::atomic<bool> before_end{false};
+  scripted_server server([&](server_exchange& ex) {
+    if (!ex.request().query("limit")) { // the last page: no token
+      ex.respond(200, pod_list({"c"}, "9", ""));
+      return;
+    }
+    const std::string body = pod_list({"a", "b"}, "9", "c1");
+    const std::size_t split = body.find(R"({"kind":"Pod")"); // after "items":[
+    ex.start_chunked();
+    ex.chunk(body.substr(0, split));
+    // The rest waits until the token was handed on (or 10 s).
+    before_end = seen.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    ex.chunk(body.substr(split));
+    ex.end_chunked();
+  });
+  auto client = make_client(server.url());
+  list_request request;
+  request.path = "/api/v1/pods";
+  request.limit = 2;
+  std::atomic<int> calls{0};
+  request.on_continue = [&](const std::string& token) {
+    if (++calls == 1)
+      token_seen.set_value(token);
+  };
+  auto outcome = list_sync(*client, request);
+  REQUIRE(outcome.page->ok());
+  CHECK(before_end);
+  CHECK(seen.get() == "c1");
+  CHECK(calls == 1);
+  CHECK((*outcome.page)->continue_token == "c1");
+  CHECK((*outcome.page)->items.size() == 2);
+
+  // The last page has no token: on_continue is not called.
+  request.limit = 0;
+  auto last = list_sync(*client, request);
+  REQUIRE(last.page->ok());
+  CHECK(calls == 1);
+  CHECK((*last.page)->continue_token.empty());
 }
 
 TEST_CASE("on_events hands a watch's events on a read at a time, in order, then closes") {
