@@ -150,7 +150,19 @@ result<std::shared_ptr<net::ssl::context>> make_tls_context(const http_server_op
 class session;
 namespace {
 class stream_state;
+
+// What `registered` still reaches, taken under `mutex`.
+template <class T>
+std::vector<std::shared_ptr<T>> still_alive(std::mutex& mutex,
+                                            const std::vector<std::weak_ptr<T>>& registered) {
+  std::vector<std::shared_ptr<T>> live;
+  std::lock_guard lock(mutex);
+  for (auto& w : registered)
+    if (auto p = w.lock())
+      live.push_back(std::move(p));
+  return live;
 }
+} // namespace
 
 struct http_server::impl {
   explicit impl(http_server_options o)
@@ -215,16 +227,13 @@ struct http_server::impl {
 
   // Every session still open.
   std::vector<std::shared_ptr<session>> live_sessions_now() {
-    std::vector<std::shared_ptr<session>> live;
-    std::lock_guard lock(sessions_mutex);
-    for (auto& w : sessions)
-      if (auto p = w.lock())
-        live.push_back(std::move(p));
-    return live;
+    return still_alive(sessions_mutex, sessions);
   }
 
-  // Every stream still referenced (defined below stream_state).
-  std::vector<std::shared_ptr<stream_state>> live_streams_now();
+  // Every stream still referenced.
+  std::vector<std::shared_ptr<stream_state>> live_streams_now() {
+    return still_alive(streams_mutex, streams);
+  }
 
   // Cancels the stop deadline once no session is left, so that the I/O threads end at once.
   void release_deadline_if_idle() {
@@ -599,19 +608,6 @@ void stream_state::close_after(std::chrono::milliseconds duration) {
       s->close_stream_after(duration);
   });
 }
-
-} // namespace
-
-std::vector<std::shared_ptr<stream_state>> http_server::impl::live_streams_now() {
-  std::vector<std::shared_ptr<stream_state>> live;
-  std::lock_guard lock(streams_mutex);
-  for (auto& w : streams)
-    if (auto p = w.lock())
-      live.push_back(std::move(p));
-  return live;
-}
-
-namespace {
 
 void stream_state::post_drain_locked() {
   if (drain_posted_ && !overflowed_ && !close_requested_ && !queue_full_)
