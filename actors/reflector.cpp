@@ -66,6 +66,9 @@ struct reflector_state {
   };
   std::map<std::string, prefetched_page> prefetched;
   std::int64_t page_limit = 0; // the limit the machine pages with
+  // Counts start_list actions (a first page asked again is another attempt, maybe at another
+  // snapshot): pages asked for ahead by an earlier attempt are never used.
+  std::uint64_t list_attempt = 0;
   // While a socket read's events are stepped: the events for the informer, sent as one message.
   bool batching_events = false;
   std::vector<informer_event> outgoing_events;
@@ -157,19 +160,22 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
     request.on_items = [self = reflector_actor(self), session](std::vector<object_ptr>&& items) {
       caf::anon_send(self, atoms::list_items_atom::value, session, object_list(std::move(items)));
     };
+  const std::uint64_t attempt = st.list_attempt;
   if (request.limit > 0)
-    request.on_continue = [self = reflector_actor(self), session](const std::string& token) {
-      caf::anon_send(self, atoms::list_continue_atom::value, session, token);
+    request.on_continue = [self = reflector_actor(self), session,
+                           attempt](const std::string& token) {
+      caf::anon_send(self, atoms::list_continue_atom::value, session, attempt, token);
     };
   std::string prefetched_for = prefetch ? request.continue_token : std::string();
   // Keeps the transform and the expectations alive for as long as the request can run.
   auto transform = st.config.transform;
   st.client->list(request, [self = reflector_actor(self), session, transform, expect = st.expect,
-                            prefetched_for = std::move(prefetched_for)](
-                               result<list_page> page, const response_info& info) mutable {
+                            prefetched_for = std::move(prefetched_for),
+                            attempt](result<list_page> page, const response_info& info) mutable {
     list_outcome out;
     out.info = info;
     out.prefetched_for = std::move(prefetched_for);
+    out.attempt = attempt;
     if (page)
       out.page = std::move(page).value();
     else
@@ -254,6 +260,8 @@ void add_items(reflector_pointer self, session_id session, object_list& items) {
   send_full_batch(self);
 }
 
+void prefetch_after(reflector_pointer self, session_id session, const list_outcome& taken);
+
 // The page after `continue_token`: the one asked for ahead when there is one (its outcome goes
 // through the mailbox, after this step), else a request now.
 void fetch_page(reflector_pointer self, session_id session, const std::string& continue_token,
@@ -271,6 +279,7 @@ void fetch_page(reflector_pointer self, session_id session, const std::string& c
   list_outcome out = std::move(*ahead->second.outcome);
   st.prefetched.erase(ahead);
   out.prefetched_for.clear();
+  prefetch_after(self, session, out);
   self->send(self, atoms::listed_atom::value, session, std::move(out));
 }
 
@@ -295,7 +304,7 @@ void on_listed(reflector_pointer self, session_id session, list_outcome& out) {
 void on_prefetched(reflector_pointer self, session_id session, list_outcome& out) {
   auto& st = self->state;
   auto ahead = st.prefetched.find(out.prefetched_for);
-  if (session != st.list_session || ahead == st.prefetched.end())
+  if (session != st.list_session || out.attempt != st.list_attempt || ahead == st.prefetched.end())
     return;
   if (!ahead->second.awaited) {
     ahead->second.outcome = std::move(out);
@@ -303,17 +312,28 @@ void on_prefetched(reflector_pointer self, session_id session, list_outcome& out
   }
   st.prefetched.erase(ahead);
   out.prefetched_for.clear();
+  prefetch_after(self, session, out);
   on_listed(self, session, out);
 }
 
-// A page's continue token, before its items: asks for the next page now (see prefetched).
-void prefetch_page(reflector_pointer self, session_id session, const std::string& token) {
+// A page's continue token, before its items: asks for the next page now (see prefetched), while
+// this attempt at the list is still running.
+void prefetch_page(reflector_pointer self, session_id session, std::uint64_t attempt,
+                   const std::string& token) {
   auto& st = self->state;
-  if (session != st.list_session || st.page_limit <= 0 ||
+  if (session != st.list_session || attempt != st.list_attempt ||
+      !std::holds_alternative<listing>(st.machine) || st.page_limit <= 0 || token.empty() ||
       st.prefetched.size() >= max_prefetched_pages || st.prefetched.contains(token))
     return;
   st.prefetched.emplace(token, reflector_state::prefetched_page{});
   start_list_request(self, session, {}, token, st.page_limit, true);
+}
+
+// A page asked for ahead is taken: its own next page, which the limit may have turned away when
+// its token came, is asked for now.
+void prefetch_after(reflector_pointer self, session_id session, const list_outcome& taken) {
+  if (taken.page)
+    prefetch_page(self, session, self->state.list_attempt, taken.page->continue_token);
 }
 
 // Sends the events collected from a socket read; anything else for the informer goes after them.
@@ -346,6 +366,7 @@ void execute(reflector_pointer self, const watcher_action& action) {
           st.replace_session = 0;
           st.request_items = 0;
           st.prefetched.clear();
+          ++st.list_attempt;
           st.page_limit = a.limit.value_or(0);
           start_list_request(self, a.session, a.resource_version, {}, a.limit);
         } else if constexpr (std::is_same_v<A, fetch_next_page>) {
@@ -371,10 +392,12 @@ void execute(reflector_pointer self, const watcher_action& action) {
                      a.resource_version);
           st.pending = {};
           st.replace_session = 0;
+          st.prefetched.clear();
           report(self, reflector_report::what::list_completed, restart_reason::initial, took);
         } else if constexpr (std::is_same_v<A, abort_replace>) {
           st.pending.clear();
           st.replace_session = 0;
+          st.prefetched.clear();
         } else if constexpr (std::is_same_v<A, start_watch>) {
           start_watch_request(self, a);
         } else if constexpr (std::is_same_v<A, stop_io>) {
@@ -471,9 +494,8 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
             add_items(self, session, items);
           }
         },
-        [self](atoms::list_continue_atom, session_id session, std::string& token) {
-          prefetch_page(self, session, token);
-        },
+        [self](atoms::list_continue_atom, session_id session, std::uint64_t attempt,
+               std::string& token) { prefetch_page(self, session, attempt, token); },
         [self](atoms::wevent_atom, session_id session, watch_event& ev) {
           on_watch_event(self, session, ev);
         },

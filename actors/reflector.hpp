@@ -20,8 +20,10 @@ struct list_outcome {
   std::optional<list_page> page;
   std::optional<error> failure;
   response_info info;
-  // The continue token of a page asked for ahead of the state machine (empty: asked by it).
+  // The continue token of a page asked for ahead of the state machine (empty: asked by it), and
+  // which attempt at the list asked for it.
   std::string prefetched_for;
+  std::uint64_t attempt = 0;
 };
 
 } // namespace kinformer
@@ -33,16 +35,15 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::watch_closed_info)
 
 namespace kinformer {
 
-using reflector_actor =
-    caf::typed_actor<caf::reacts_to<atoms::start_atom>,
-                     caf::reacts_to<atoms::listed_atom, session_id, list_outcome>,
-                     caf::reacts_to<atoms::list_items_atom, session_id, object_list>,
-                     caf::reacts_to<atoms::list_continue_atom, session_id, std::string>,
-                     caf::reacts_to<atoms::wevent_atom, session_id, watch_event>,
-                     caf::reacts_to<atoms::wevents_atom, session_id, std::vector<watch_event>>,
-                     caf::reacts_to<atoms::wclosed_atom, session_id, kinformer::watch_closed_info>,
-                     caf::reacts_to<atoms::timer_atom, session_id>,
-                     caf::reacts_to<atoms::credit_atom, std::uint64_t>>;
+using reflector_actor = caf::typed_actor<
+    caf::reacts_to<atoms::start_atom>, caf::reacts_to<atoms::listed_atom, session_id, list_outcome>,
+    caf::reacts_to<atoms::list_items_atom, session_id, object_list>,
+    caf::reacts_to<atoms::list_continue_atom, session_id, std::uint64_t, std::string>,
+    caf::reacts_to<atoms::wevent_atom, session_id, watch_event>,
+    caf::reacts_to<atoms::wevents_atom, session_id, std::vector<watch_event>>,
+    caf::reacts_to<atoms::wclosed_atom, session_id, kinformer::watch_closed_info>,
+    caf::reacts_to<atoms::timer_atom, session_id>,
+    caf::reacts_to<atoms::credit_atom, std::uint64_t>>;
 
 // Spawns a reflector feeding `informer`; it starts listing on (start_atom).
 reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_client> client,

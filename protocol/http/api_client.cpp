@@ -1408,8 +1408,8 @@ void api_client::write(const write_request& request, get_callback callback) {
 }
 
 result<http_response> api_client::write_sync(const write_request& request) {
-  if (std::this_thread::get_id() == impl_->thread.get_id())
-    return make_error(errc::invalid_argument, "write_sync called on the client's I/O thread");
+  if (std::this_thread::get_id() == impl_->thread.get_id() || impl_->decoder_thread.is_current())
+    return make_error(errc::invalid_argument, "write_sync called on one of the client's threads");
   std::promise<result<http_response>> done;
   auto answer = done.get_future();
   write(request, [&done](result<http_response> response) { done.set_value(std::move(response)); });
@@ -1427,8 +1427,8 @@ result<std::string> api_client::get_document_sync(const std::string& path) {
 }
 
 result<http_response> api_client::get_sync(const std::string& path, const std::string& accept) {
-  if (std::this_thread::get_id() == impl_->thread.get_id())
-    return make_error(errc::invalid_argument, "get_sync called on the client's I/O thread");
+  if (std::this_thread::get_id() == impl_->thread.get_id() || impl_->decoder_thread.is_current())
+    return make_error(errc::invalid_argument, "get_sync called on one of the client's threads");
   std::promise<result<http_response>> done;
   auto answer = done.get_future();
   get(path, accept,

@@ -114,9 +114,11 @@ struct list_request {
   std::string resource_version;       // "" (consistent read), "0" (watch cache) or a version
   std::string resource_version_match; // "", "NotOlderThan", "Exact"
   std::string continue_token;
-  std::int64_t limit = 0;                      // 0: no paging
-  bool metadata_only = false;                  // ask for PartialObjectMetadataList
-  const object_transform* transform = nullptr; // must outlive the request
+  std::int64_t limit = 0;     // 0: no paging
+  bool metadata_only = false; // ask for PartialObjectMetadataList
+  // Must outlive the request, and may be called on the decode thread while a watch calls it on
+  // the I/O thread: it must not keep state of its own.
+  const object_transform* transform = nullptr;
   // Checked on every item (protocol/object_check.hpp); must outlive the request. A failing item
   // fails the list with errc::invalid_object.
   const object_expectations* expect = nullptr;

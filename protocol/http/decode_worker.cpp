@@ -39,7 +39,10 @@ void decode_worker::run() {
     queued next = std::move(jobs_.front());
     jobs_.pop_front();
     lock.unlock();
-    next.job();
+    try {
+      next.job();
+    } catch (...) { // a callback's failure must not stop the lists after it
+    }
     next.job = nullptr; // what the job held goes before the bytes are released
     lock.lock();
     bytes_ -= next.bytes;

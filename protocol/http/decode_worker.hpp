@@ -6,9 +6,10 @@
 // the CAF workers used 0.1 s. Here the I/O thread only receives, and this thread decodes what
 // it received meanwhile, so the two overlap on two cores.
 //
-// Jobs run one at a time, in the order they were posted. Each job counts the bytes it carries,
-// and a poster can wait until the bytes queued fall under a bound: a list the decoder cannot
-// keep up with is never held whole.
+// Jobs run one at a time, in the order they were posted; one that throws is abandoned (the
+// others still run), as a detached coroutine's exception is on the I/O thread. Each job counts the
+// bytes it carries, and a poster can wait until the bytes queued fall under a bound: a list the
+// decoder cannot keep up with is never held whole.
 
 #include <condition_variable>
 #include <cstddef>
@@ -31,6 +32,8 @@ public:
   void post(std::function<void()> job, std::size_t bytes = 0);
   // Blocks until the bytes queued (and running) are at most `bound`.
   void wait_until_at_most(std::size_t bound);
+  // True on this worker's thread (where a blocking call into the client would deadlock).
+  bool is_current() const noexcept { return std::this_thread::get_id() == thread_.get_id(); }
 
 private:
   void run();
