@@ -32,7 +32,10 @@ thread)
     tests/actors/CMakeLists.txt tests/service/CMakeLists.txt tests/apiserver/CMakeLists.txt |
     sed 's/.*(//')
   cmake --build "$build" --target "${targets[@]}" kinformerd kinformer-subscribe
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
+  # history_size=7 (the most): a report whose earlier access has fallen out of the history
+  # ("failed to restore the stack") names no frame a suppression can match. Seen in session 18:
+  # an object built on the HTTP thread, released by a test's main thread after a CAF hand-over.
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=7:suppressions=$PWD/tests/tsan.supp"
   # One retry: service_e2e_tests' "kinformer-subscribe receives every pod then SYNCED" once
   # failed here 4 times running under TSan (no line from the subscriber within 20 s, and no TSan
   # report), then passed every time; the cause is not found yet (issue 18's note). The failed
