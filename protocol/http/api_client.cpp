@@ -37,6 +37,7 @@
 #include <sstream>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 namespace kinformer {
 
@@ -949,11 +950,8 @@ struct list_decoding {
         on_continue(decoder.continue_before_items());
       on_continue = nullptr;
     }
-    if (on_items && items.size() >= on_items_batch && decoder.types_known()) {
-      on_items(std::vector<object_ptr>(std::make_move_iterator(items.begin()),
-                                       std::make_move_iterator(items.end())));
-      items.clear();
-    }
+    if (on_items && items.size() >= on_items_batch && decoder.types_known())
+      on_items(std::exchange(items, {})); // the batch itself, not a copy of it
   }
 };
 
