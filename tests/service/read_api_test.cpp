@@ -73,14 +73,14 @@ using kinformer::testing::command_result; // tests/support/command_run.hpp
 
 // Simulator (pods in three namespaces, deployments, widgets) -> cache -> read API on loopback.
 // Bookmarks often, so that a quiet informer's progress is heard of quickly.
-sim::simulator_options fixture_simulator_options() {
+sim::simulator_options fixture_simulator_options(std::chrono::milliseconds bookmark_interval) {
   sim::simulator_options options;
-  options.bookmark_interval = std::chrono::milliseconds(200);
+  options.bookmark_interval = bookmark_interval;
   return options;
 }
 
 struct read_api_fixture {
-  sim::simulator sim{fixture_simulator_options()};
+  sim::simulator sim;
   std::shared_ptr<api_client> client;
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> system;
@@ -90,9 +90,13 @@ struct read_api_fixture {
   fs::path home;
 
   // `namespaces`: the cache's default namespaces (an informer each); none: one for all.
-  explicit read_api_fixture(apiserver::http_server_options server_options = {},
-                            std::vector<std::string> namespaces = {},
-                            std::size_t merge_hold_limit = 100000) {
+  // `sim_bookmarks`: how often the simulator sends its watches a BOOKMARK, by which a quiet
+  // informer makes progress.
+  explicit read_api_fixture(
+      apiserver::http_server_options server_options = {}, std::vector<std::string> namespaces = {},
+      std::size_t merge_hold_limit = 100000,
+      std::chrono::milliseconds sim_bookmarks = std::chrono::milliseconds(200))
+      : sim(fixture_simulator_options(sim_bookmarks)) {
     sim::register_example_resources(sim.store());
     sim::object_generator generator;
     REQUIRE(sim::load_pods(sim.store(), generator, 30, 3).ok());
@@ -733,7 +737,10 @@ TEST_CASE("read_api: a watch in one namespace reads its own namespace's informer
 // Events held for a quiet informer are bounded: past the bound the watch ends, and what it sent
 // is in order (the client resumes from its last event).
 TEST_CASE("read_api: a watch across informers ends cleanly past its bound of held events") {
-  read_api_fixture f({}, {"default", "ns-1", "ns-2"}, 10);
+  // The quiet informers get no BOOKMARK within the test, so nothing releases the held events:
+  // with the simulator's usual 200 ms a slow machine (TSan) released them before 10 piled up,
+  // and the watch never ended.
+  read_api_fixture f({}, {"default", "ns-1", "ns-2"}, 10, std::chrono::minutes(10));
   raw_client c(f.server->port());
   auto list = c.request("/api/v1/pods");
   REQUIRE(list.result_int() == 200);
