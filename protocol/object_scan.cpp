@@ -1,12 +1,14 @@
 #include "protocol/object_scan.hpp"
+#include "protocol/object_scan_validate.hpp"
 
 namespace kinformer {
 
 // One implementation of the scans per simdjson kernel (object_scan_kernel.ipp).
 #define KINFORMER_DECLARE_SCAN_KERNEL(ns)                                                          \
   namespace ns {                                                                                   \
-  status_result scan_object(std::string_view, object_scan&);                                       \
-  status_result scan_watch_line(std::string_view, watch_line_scan&);                               \
+  bool read_validated_object(std::string_view, object_scan&, int);                                 \
+  status_result walk_object(std::string_view, object_scan&);                                       \
+  status_result walk_watch_line(std::string_view, watch_line_scan&, bool);                         \
   std::optional<std::string> scan_field(std::string_view, std::string_view);                       \
   }
 KINFORMER_DECLARE_SCAN_KERNEL(generic_kernel)
@@ -53,28 +55,37 @@ void object_scan::clear() {
   escaped_bytes = 0;
 }
 
-status_result scan_object(std::string_view padded_text, object_scan& out) {
+// Calls the kernel's `call` (object_scan_kernel.ipp) for this CPU.
 #if defined(KINFORMER_SCAN_HASWELL)
-  if (use_haswell())
-    return haswell_kernel::scan_object(padded_text, out);
+#define KINFORMER_SCAN_WITH(call) (use_haswell() ? haswell_kernel::call : generic_kernel::call)
+#else
+#define KINFORMER_SCAN_WITH(call) (generic_kernel::call)
 #endif
-  return generic_kernel::scan_object(padded_text, out);
+
+status_result scan_object(std::string_view padded_text, object_scan& out) {
+  // A metadata field of the wrong type fails the read: the full walk then says which.
+  if (auto members = validate_object_fast(padded_text);
+      members && KINFORMER_SCAN_WITH(read_validated_object(padded_text, out, *members)))
+    return ok_v;
+  return KINFORMER_SCAN_WITH(walk_object(padded_text, out));
+}
+
+status_result scan_object_walking(std::string_view padded_text, object_scan& out) {
+  return KINFORMER_SCAN_WITH(walk_object(padded_text, out));
 }
 
 status_result scan_watch_line(std::string_view padded_line, watch_line_scan& out) {
-#if defined(KINFORMER_SCAN_HASWELL)
-  if (use_haswell())
-    return haswell_kernel::scan_watch_line(padded_line, out);
-#endif
-  return generic_kernel::scan_watch_line(padded_line, out);
+  if (validate_fast(padded_line)) {
+    if (auto read = KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out, true)); read.ok())
+      return read;
+  }
+  return KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out, false));
 }
 
 std::optional<std::string> scan_field(std::string_view padded_text, std::string_view dotted_path) {
-#if defined(KINFORMER_SCAN_HASWELL)
-  if (use_haswell())
-    return haswell_kernel::scan_field(padded_text, dotted_path);
-#endif
-  return generic_kernel::scan_field(padded_text, dotted_path);
+  return KINFORMER_SCAN_WITH(scan_field(padded_text, dotted_path));
 }
+
+#undef KINFORMER_SCAN_WITH
 
 } // namespace kinformer

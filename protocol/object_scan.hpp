@@ -1,6 +1,8 @@
 #pragma once
-// One pass over an object's JSON text that validates all of it and finds the metadata the store,
-// indexes and selectors need, as byte ranges into the text: no tree is built.
+// Validates all of an object's JSON text and finds the metadata the store, indexes and selectors
+// need, as byte ranges into the text: no tree is built. simdjson's DOM parser validates the text,
+// then an On-Demand walk reads only the metadata; texts the DOM parser leaves in doubt (invalid,
+// large, deep, or with a zero double) are walked whole, every value checked.
 //
 // The text must be readable SIMDJSON_PADDING (64) bytes past its end: simdjson reads ahead in
 // 64-byte blocks. Whatever those bytes hold does not matter. simdjson stays inside
@@ -68,6 +70,10 @@ struct object_scan {
 // fills `out`. errc::invalid_json for text that is not JSON; errc::invalid_object when a
 // metadata field has the wrong type ("metadata.name must be a string").
 status_result scan_object(std::string_view padded_text, object_scan& out);
+
+// scan_object() without its fast path (simdjson's DOM parser validates, then only the metadata
+// is read): every value walked On-Demand. The same result, slower; for tests that compare the two.
+status_result scan_object_walking(std::string_view padded_text, object_scan& out);
 
 // A watch event line {"type": "...", "object": {...}}, validated whole.
 struct watch_line_scan {

@@ -47,7 +47,8 @@ const char* type_name(od::json_type type) {
 }
 
 // Walks one document. Every value is visited and validated (simdjson's On-Demand front end
-// checks only what it is asked for; asking for everything makes it a validating parser).
+// checks only what it is asked for; asking for everything makes it a validating parser), unless
+// the text was validated before (validated_): then only what is recorded is read.
 class walker {
 public:
   walker(std::string_view text, object_scan& out)
@@ -56,14 +57,19 @@ public:
   // The first error, ready to return.
   error failure() const { return make_error(code_, message_); }
 
-  bool object_root(od::object root, const char* first_byte) {
+  // With `stop_after` >= 0, returns once that many members named kind, apiVersion or metadata
+  // have been read: the rest of the object is then neither read nor checked.
+  bool object_root(od::object root, const char* first_byte, int stop_after = -1) {
     out_.object.begin = static_cast<std::size_t>(first_byte - base_);
     out_.object.present = true;
+    int read = 0;
     for (auto member : root) {
       od::field field;
       if (!ok(std::move(member).get(field)))
         return false;
       out_.has_members = true;
+      if (read == stop_after)
+        return true;
       const od::raw_json_string key = field.key();
       if (!check_key(field))
         return false;
@@ -83,7 +89,10 @@ public:
           return false;
       } else if (!any(value, 2)) {
         return false;
+      } else {
+        continue;
       }
+      ++read;
     }
     return true;
   }
@@ -107,8 +116,11 @@ public:
     return false;
   }
 
-  // Validates any value and whatever it contains.
+  // Validates any value and whatever it contains. Once the text is known valid, a value is left
+  // unread: simdjson skips it when the walk moves on.
   bool any(od::value& value, int depth) {
+    if (validated_)
+      return true;
     if (depth > max_depth)
       return invalid_json("nesting deeper than " + std::to_string(max_depth));
     od::json_type type;
@@ -202,7 +214,10 @@ public:
   }
 
   // Decoding a key consumes it in the field, so callers read field.key() before this.
-  bool check_key(od::field& field) { return check_key(field, nullptr); }
+  bool check_key(od::field& field) { return validated_ || check_key(field, nullptr); }
+
+  // The text was validated whole before the walk: it only reads what it records.
+  bool validated_ = false;
 
 private:
   // The bytes between a string token's quotes. raw_json_token() runs to the next token, so
@@ -492,7 +507,28 @@ simdjson::error_code start(std::string_view padded, od::document& doc) {
 
 } // namespace
 
-status_result scan_object(std::string_view padded_text, object_scan& out) {
+// Reads the metadata of an object validate_object_fast() accepted. False only when the walk
+// finds a metadata field of the wrong type: the full walk then says which.
+bool read_validated_object(std::string_view padded_text, object_scan& out, int stop_after) {
+  out.clear();
+  walker w(padded_text, out);
+  w.validated_ = true;
+  od::document doc;
+  if (!w.ok(start(padded_text, doc)))
+    return false;
+  w.parent_ = &doc;
+  std::string_view token;
+  od::object root;
+  if (!w.ok(doc.raw_json_token().get(token)) || !w.ok(doc.get_object().get(root)) ||
+      !w.object_root(root, token.data(), stop_after))
+    return false;
+  out.object.end = padded_text.size();
+  while (out.object.end > 0 && padded_text[out.object.end - 1] != '}')
+    --out.object.end;
+  return true;
+}
+
+status_result walk_object(std::string_view padded_text, object_scan& out) {
   out.clear();
   walker w(padded_text, out);
   od::document doc;
@@ -518,13 +554,14 @@ status_result scan_object(std::string_view padded_text, object_scan& out) {
   return ok_v;
 }
 
-status_result scan_watch_line(std::string_view padded_line, watch_line_scan& out) {
+status_result walk_watch_line(std::string_view padded_line, watch_line_scan& out, bool validated) {
   out.type.clear();
   out.object_is_object = false;
   out.object_found = "nothing";
   out.failed_in_object = false;
   out.object.clear();
   walker w(padded_line, out.object);
+  w.validated_ = validated;
   od::document doc;
   if (!w.ok(start(padded_line, doc)))
     return w.failure();

@@ -1,4 +1,6 @@
 #include "protocol/object.hpp"
+#include "protocol/object_scan.hpp"
+#include "tests/protocol/support/scan_description.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -159,6 +161,60 @@ TEST_CASE("the whole text is validated, not only the metadata") {
   CHECK(object::parse(R"({"a":4e-400,"b":1E+2147483647})").ok() ==
         false); // 1e2147483647 is out of a double's range: simdjson refuses it
   CHECK((*object::parse(R"({"a":4e-400})"))->tree().at("a").as_double() == 0.0);
+}
+
+TEST_CASE("the fast path reads what the full walk reads, and fails where it fails") {
+  const std::string pod =
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","namespace":"prod",)"
+      R"("uid":"u-1","resourceVersion":"42","generation":3,"labels":{"app":"web","x\"y":"a\\b"},)"
+      R"("annotations":{"note":"caf\u00e9"},"ownerReferences":[{"apiVersion":"apps/v1",)"
+      R"("kind":"ReplicaSet","name":"web","uid":"u-0","controller":true,"blockOwnerDeletion":true,)"
+      R"("extra":[1,{"a":null}]}],"managedFields":[{"manager":"m","fieldsV1":{"f:metadata":)"
+      R"({"k:{\"uid\":\"u-0\"}":{}}},"time":"2026-01-01T00:00:00Z"}],)"
+      R"("deletionTimestamp":"2026-01-02T00:00:00Z"},"spec":{"containers":[{"name":"c",)"
+      R"("ports":[{"containerPort":8080,"weight":0.5,"big":123456789012345678901234567890}]}]},)"
+      R"("status":{"phase":"Running","ok":true,"none":null}})";
+  const std::vector<std::string> texts = {
+      pod,
+      " \n" + pod + "\t ",
+      "{}",
+      R"({"spec":{}})",
+      R"({"metadata":null})",
+      R"({"metadata":{}})",
+      R"({"spec":{"a":1},"metadata":{"name":"late"},"kind":"K"})",
+      R"({"kind":"A","kind":"B","metadata":{"name":"x"},"metadata":{"name":"y"}})",
+      R"({"kin\u0064":"escaped key","kind":"K","metadata":{"nam\u0065":"z","name":"n"}})",
+      R"({"metadata":{"name":"x","name":null,"labels":{"a":"1","a":"2"},"labels":null}})",
+      R"({"metadata":{"generation":null,"ownerReferences":null,"annotations":{}}})",
+      R"({"apiVersion":"v1","metadata":{"name":"x"},"spec":{"zero":0.0,"tiny":4e-400}})",
+      R"({"metadata":{"name":"x","ownerReferences":[{"controller":"yes","name":"o"}]}})",
+      // Wrong metadata types: the fast read fails, the walk says why.
+      R"({"metadata":{"name":1}})",
+      R"({"metadata":[]})",
+      R"({"kind":{},"metadata":{}})",
+      R"({"metadata":{"labels":{"a":1}}})",
+      R"({"metadata":{"ownerReferences":[1]}})",
+      R"({"metadata":{"generation":"1"}})",
+      R"({"metadata":{"generation":1.5}})",
+      // Not JSON, or not an object.
+      R"({"a":4e-99999999999})",
+      R"({"metadata":{"name":"x"}} x)",
+      R"({"a":"b":"c"}})",
+      "[1]",
+      "\"text\"",
+  };
+  for (const auto& text : texts) {
+    INFO(text);
+    std::string fast_buffer, walk_buffer;
+    object_scan fast, walked;
+    auto fast_result = scan_object(padded_copy(fast_buffer, text), fast);
+    auto walk_result = scan_object_walking(padded_copy(walk_buffer, text), walked);
+    REQUIRE(fast_result.ok() == walk_result.ok());
+    if (fast_result.ok())
+      CHECK(testing::describe_scan(text, fast) == testing::describe_scan(text, walked));
+    else
+      CHECK(fast_result.err().describe() == walk_result.err().describe());
+  }
 }
 
 TEST_CASE("a key given twice keeps its last value, whole, as Boost.JSON's tree has it") {

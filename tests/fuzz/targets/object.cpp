@@ -2,10 +2,13 @@
 // Properties: no crash; every object accepted has a tree (Boost.JSON, as object::tree() parses
 // it: a handler asking for one must get it); the metadata it reads
 // does not change when the same value is written differently (whitespace, escapes, key order of
-// other members); a text it accepts comes back byte for byte.
+// other members); a text it accepts comes back byte for byte; the scan's fast path (a DOM
+// parse, then only the metadata read) finds what the full walk finds, and fails where it fails.
 
 #include "protocol/object.hpp"
+#include "protocol/object_scan.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
+#include "tests/protocol/support/scan_description.hpp"
 
 #include <boost/json.hpp>
 
@@ -40,10 +43,26 @@ std::string describe(const object& obj) {
   return out;
 }
 
+// scan_object() against scan_object_walking() on the same text.
+void check_fast_path(std::string_view text) {
+  std::string fast_buffer, walk_buffer;
+  object_scan fast, walked;
+  auto fast_result = scan_object(padded_copy(fast_buffer, text), fast);
+  auto walk_result = scan_object_walking(padded_copy(walk_buffer, text), walked);
+  require(fast_result.ok() == walk_result.ok(), "the fast path and the walk disagree on validity");
+  if (fast_result.ok())
+    require(testing::describe_scan(text, fast) == testing::describe_scan(text, walked),
+            "the fast path reads other metadata than the walk");
+  else
+    require(fast_result.err().describe() == walk_result.err().describe(),
+            "the fast path fails with another error than the walk");
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  check_fast_path(text);
   auto scanned = object::parse(text);
   if (!scanned)
     return 0;
@@ -60,8 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string rewritten = boost::json::serialize(tree);
   // Boost.JSON reads 0e9999 as NaN (0 times an infinite power) and writes it as the non-JSON
   // "NaN": such a rewrite is no longer JSON, whoever reads it.
-  if (rewritten.find("NaN") != std::string::npos ||
-      rewritten.find("Infinity") != std::string::npos)
+  if (rewritten.find("NaN") != std::string::npos || rewritten.find("Infinity") != std::string::npos)
     return 0;
   auto again = object::parse(rewritten);
   require(again.ok(), "the scanner rejects the same value written by Boost.JSON");

@@ -1,0 +1,55 @@
+#pragma once
+// Everything an object_scan found, as one comparable string: for tests and fuzz targets that
+// check that two scans of a text agree.
+
+#include "protocol/object_scan.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace kinformer::testing {
+
+inline void describe_string(std::string& out, std::string_view text, const scanned_string& s) {
+  if (!s.present) {
+    out += "-|";
+    return;
+  }
+  out += s.escaped ? "e:" : "p:";
+  out += s.escaped ? std::string_view(s.unescaped) : text.substr(s.begin, s.size);
+  out += '|';
+}
+
+inline void describe_range(std::string& out, const scanned_range& r) {
+  out += r.present ? std::to_string(r.begin) + ".." + std::to_string(r.end) : "-";
+  out += '|';
+}
+
+inline std::string describe_scan(std::string_view text, const object_scan& scan) {
+  std::string out;
+  for (const auto* s : {&scan.kind, &scan.api_version, &scan.namespace_, &scan.name, &scan.uid,
+                        &scan.resource_version, &scan.deletion_timestamp})
+    describe_string(out, text, *s);
+  out += std::to_string(scan.generation) + '|';
+  for (const auto* map : {&scan.labels, &scan.annotations}) {
+    for (const auto& [key, value] : *map) {
+      describe_string(out, text, key);
+      describe_string(out, text, value);
+    }
+    out += '#';
+  }
+  for (const auto& ref : scan.owner_references) {
+    for (const auto* s : {&ref.api_version, &ref.kind, &ref.name, &ref.uid})
+      describe_string(out, text, *s);
+    out += ref.controller ? 'c' : '-';
+    out += ref.block_owner_deletion ? 'b' : '-';
+  }
+  out += '#';
+  describe_range(out, scan.object);
+  describe_range(out, scan.metadata);
+  out += scan.has_members ? 'm' : '-';
+  out += scan.type_members ? 't' : '-';
+  out += std::to_string(scan.escaped_bytes);
+  return out;
+}
+
+} // namespace kinformer::testing
