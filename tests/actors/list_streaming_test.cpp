@@ -211,3 +211,66 @@ TEST_CASE("a paged list's next page is asked for while the page before it is sti
   CHECK(next_pages == 1);
   CHECK(rec.out_of_order().empty());
 }
+
+TEST_CASE("a page asked for ahead that fails while the page before it still arrives is asked "
+          "again, and the list ends whole") {
+  const bool break_off = GENERATE(false, true); // a 500, or a body broken off midway
+  INFO((break_off ? "broken off" : "500"));
+  std::promise<void> finished;
+  std::shared_future<void> done = finished.get_future().share();
+  std::promise<void> failed;
+  std::shared_future<void> next_page_failed = failed.get_future().share();
+  std::atomic<bool> failed_ahead{false};
+  std::atomic<int> first_pages{0};
+  std::atomic<int> next_pages{0};
+  scripted_server server([&](server_exchange& ex) {
+    if (!is_list(ex))
+      return quiet_watch(ex, done);
+    if (ex.request().query("continue") == "c1") {
+      if (++next_pages == 1) {
+        if (break_off) {
+          ex.start_chunked();
+          ex.chunk(list_head_and_items("stale", 3, "7") + ",");
+          ex.drop();
+        } else {
+          ex.respond(500, R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+                          R"("message":"etcd is busy","reason":"InternalError","code":500})");
+        }
+        failed.set_value();
+        return;
+      }
+      ex.respond(200, list_head_and_items("b", 2, "7") + "]}");
+      return;
+    }
+    ++first_pages;
+    // The first page's second item waits until the page asked for ahead has failed (or 10 s).
+    ex.start_chunked();
+    ex.chunk(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7",)"
+             R"("continue":"c1"},"items":[)" +
+             pod("a0", "7"));
+    if (first_pages == 1)
+      failed_ahead = next_page_failed.wait_for(10s) == std::future_status::ready;
+    ex.chunk("," + pod("a1", "7") + "]}");
+    ex.end_chunked();
+  });
+
+  informer_config paged = unpaged_pods();
+  paged.watch.page_size = 2;
+  delta_recorder rec;
+  auto expected = pods_named("a", 2, "7");
+  expected.merge(pods_named("b", 2, "7"));
+  bool synced = false;
+  with_informer(
+      server.url(), rec,
+      [&] {
+        synced = rec.wait_for(
+            [&](const delta_recorder& r) { return r.synced() > 0 && r.state() == expected; }, 30s);
+        finished.set_value();
+      },
+      paged);
+  CHECK(synced);
+  CHECK(failed_ahead);
+  CHECK(next_pages >= 2);                    // the failed page was asked again
+  CHECK(rec.state().count("d/stale0") == 0); // nothing of the broken page was taken as listed
+  CHECK(rec.out_of_order().empty());
+}
