@@ -17,6 +17,7 @@
 #include "protocol/http/api_client.hpp"
 #include "protocol/kube_config.hpp"
 #include "protocol/rest_mapper.hpp"
+#include "protocol/transforms.hpp"
 
 #include <CLI/App.hpp>
 #include <CLI/Config.hpp>
@@ -46,7 +47,7 @@ const char* description =
 struct arguments {
   client_flags client;
   std::string resource, output;
-  bool metadata_only = false, streaming = false;
+  bool metadata_only = false, drop_managed_fields = false, streaming = false;
   unsigned watch_timeout = 0; // seconds; 0: client-go's 5 to 10 minutes
 };
 
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
   add_version_flag(app);
   app.add_option("-o,--output", args.output, "json, yaml or name (default: delta lines)");
   app.add_flag("--metadata-only", args.metadata_only, "store PartialObjectMetadata only");
+  app.add_flag("--drop-managed-fields", args.drop_managed_fields,
+               "drop metadata.managedFields before storing (and printing) each object");
   app.add_flag("--streaming-list", args.streaming,
                "initial state through a streaming list (KEP-3157)");
   app.add_option("--watch-timeout", args.watch_timeout,
@@ -119,6 +122,8 @@ int main(int argc, char** argv) {
   informer.labels = *labels;
   informer.fields = *fields;
   informer.metadata_only = args.metadata_only;
+  if (args.drop_managed_fields)
+    informer.transform = drop_managed_fields();
   informer.watch.streaming_list = args.streaming;
   if (args.watch_timeout > 0)
     informer.watch.min_watch_timeout = informer.watch.max_watch_timeout =

@@ -22,6 +22,7 @@
 #include "app/kubesim/storage.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/kube_config.hpp"
+#include "protocol/transforms.hpp"
 #include "tests/bench/bench_report.hpp"
 #include "tests/bench/delivery_counter.hpp"
 #include "tests/bench/latency_recorder.hpp"
@@ -140,14 +141,6 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
     return std::string("--max-lag must be at least 2, --limit-sample-lines and --timeout at "
                        "least 1");
   return std::nullopt;
-}
-
-std::shared_ptr<const object_transform> drop_managed_fields() {
-  return std::make_shared<const object_transform>([](boost::json::value& value) {
-    if (auto* root = value.if_object())
-      if (auto* meta = root->if_contains("metadata"); meta && meta->is_object())
-        meta->get_object().erase("managedFields");
-  });
 }
 
 std::optional<informer_stats> query_stats(caf::actor_system& system, const informer_actor& inf) {

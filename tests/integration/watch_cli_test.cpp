@@ -700,6 +700,43 @@ TEST_CASE("kinformer-watch -o name prints kind/name, --version its version", "[w
   CHECK(*code == 0);
 }
 
+// The next object `-o json` prints: indented as kubectl's, "{" and "}" alone on their lines.
+std::optional<boost::json::value> next_printed_object(child_process& p) {
+  std::string text;
+  while (auto line = p.next_line(20s)) {
+    text += *line + "\n";
+    if (*line == "}")
+      return boost::json::parse(text);
+  }
+  return std::nullopt;
+}
+
+TEST_CASE("kinformer-watch --drop-managed-fields and --metadata-only change what is stored",
+          "[watch_cli]") {
+  kubesim sim(5, 1);
+  child_process stripped(
+      {KINFORMER_WATCH_PATH, "-s", sim.url(), "-A", "-o", "json", "--drop-managed-fields", "pods"});
+  child_process partial({KINFORMER_WATCH_PATH, "-s", sim.url(), "-A", "-o", "json",
+                         "--metadata-only", "--drop-managed-fields", "pods"});
+  child_process unchanged({KINFORMER_WATCH_PATH, "-s", sim.url(), "-A", "-o", "json", "pods"});
+  for (std::size_t i = 0; i < 5; ++i) {
+    auto pod = next_printed_object(stripped);
+    REQUIRE(pod);
+    CHECK(pod->at("kind") == "Pod");
+    CHECK(pod->at("spec").is_object());
+    CHECK_FALSE(pod->at("metadata").as_object().contains("managedFields"));
+    auto meta = next_printed_object(partial);
+    REQUIRE(meta);
+    CHECK(meta->at("kind") == "PartialObjectMetadata");
+    CHECK_FALSE(meta->as_object().contains("spec"));
+    CHECK_FALSE(meta->at("metadata").as_object().contains("managedFields"));
+    CHECK(meta->at("metadata").at("name").is_string());
+    auto whole = next_printed_object(unchanged); // the simulator's pods do have managedFields
+    REQUIRE(whole);
+    CHECK(whole->at("metadata").as_object().contains("managedFields"));
+  }
+}
+
 TEST_CASE("kinformer-watch reaches a TLS simulator that wants a token through a kubeconfig whose "
           "user is an exec plugin",
           "[watch_cli]") {

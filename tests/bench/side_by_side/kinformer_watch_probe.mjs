@@ -45,6 +45,8 @@ const usage = `usage: node kinformer_watch_probe.mjs --bin PATH --server URL [op
   --bin PATH       the kinformer-watch binary
   --server URL     API server, plain http on loopback
   --resource R     resource to watch (default pods)
+  --form F         what the informer stores: full, no-managed-fields, metadata-only or
+                   metadata-only-no-managed-fields (default full)
   --expect N       ADDED lines expected before SYNCED (0 = do not check)
   --events N       after SYNCED, count delta lines until N arrived (0 = skip)
   --timeout S      give up after S seconds in all (default 600)
@@ -54,11 +56,20 @@ const usage = `usage: node kinformer_watch_probe.mjs --bin PATH --server URL [op
 `;
 
 function parseArgs(argv) {
-  const defaults = { bin: '', server: '', resource: 'pods', expect: 0, events: 0, timeout: 600, idle: 10, progress: '', 'pid-file': '' };
+  const defaults = { bin: '', server: '', resource: 'pods', form: 'full', expect: 0, events: 0, timeout: 600, idle: 10, progress: '', 'pid-file': '' };
   const opts = parseOptions(argv, defaults, usage);
   if (!opts.bin || !opts.server) fail(2, `--bin and --server are required\n${usage}`);
+  if (!(opts.form in formFlags)) fail(2, `--form: not one of ${Object.keys(formFlags).join(', ')}`);
   return opts;
 }
+
+// kinformer-watch's flags for each --form.
+const formFlags = {
+  full: [],
+  'no-managed-fields': ['--drop-managed-fields'],
+  'metadata-only': ['--metadata-only'],
+  'metadata-only-no-managed-fields': ['--metadata-only', '--drop-managed-fields'],
+};
 
 let child = null;
 setScript('kinformer_watch_probe', () => {
@@ -179,6 +190,8 @@ function finish() {
   const result = {
     client: 'kinformer',
     binary: opts.bin,
+    resource: opts.resource,
+    form: opts.form,
     synced_signal: 'kinformer-watch {"type":"SYNCED"} line (handler synced: every initial delta delivered)',
     sync_seconds: sync.seconds,
     process_sync_seconds: sync.seconds, // spawned by this probe: the same clock
@@ -202,7 +215,9 @@ function finish() {
 
 writeProgress('listing', 0);
 const tSpawn = performance.now();
-child = spawn(opts.bin, ['--server', opts.server, '--all-namespaces', opts.resource], { stdio: ['ignore', 'pipe', 'pipe'] });
+child = spawn(opts.bin, ['--server', opts.server, '--all-namespaces', ...formFlags[opts.form], opts.resource], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 if (opts['pid-file'] && child.pid) writeFileSync(opts['pid-file'], `${child.pid}\n`);
 child.on('error', (err) => fail(1, `cannot run ${opts.bin}: ${err.message}`));
 child.stdout.on('data', (chunk) => scan(chunk, performance.now()));

@@ -361,6 +361,32 @@ for ((round = 1; round <= rounds; ++round)); do
   run_client client-node "$round"
 done
 
+# --- memory per stored pod, as kinformer-watch runs ------------------------------------------------
+# kinformer-watch as shipped (its allocator tuning included) syncs every pod once per form of
+# storage; a pod's share is the settled RSS less that of the same program watching a kind with
+# no objects, over the pods. The pods' JSON is their list's size over their count.
+measure_watch_memory() {
+  local form resource expect out
+  : >"$work/watch_memory.tsv"
+  for form in empty full no-managed-fields metadata-only metadata-only-no-managed-fields; do
+    resource=pods
+    expect=$(pod_count)
+    [[ $form == empty ]] && resource=widgets.example.com && expect=0
+    out="$work/memory-$form.json"
+    log "memory per stored pod: kinformer-watch, $form"
+    node "$here/kinformer_watch_probe.mjs" --bin "$watch_bin" --server "$url" --resource "$resource" \
+      --form "${form/empty/full}" --expect "$expect" --events 0 --timeout "$timeout" \
+      >"$out" 2>"$work/memory-$form.err" || die "kinformer-watch ($form) failed" "$work/memory-$form.err"
+    printf '%s\t%s\n' "$form" "$out" >>"$work/watch_memory.tsv"
+    sleep 1
+  done
+  local bytes
+  bytes=$(curl -sf --max-time "$timeout" -o /dev/null -w '%{size_download}' "$url/api/v1/pods") ||
+    die "cannot list pods"
+  printf 'list_bytes\t%s\n' "$bytes" >>"$work/watch_memory.tsv"
+}
+measure_watch_memory
+
 # --- the read API: kinformerd against kubesim --------------------------------------------------
 # Starts kinformerd caching every pod of kubesim and waits until /readyz says it has synced.
 # Sets $api_url.
@@ -510,7 +536,7 @@ if [[ $informer_bench_mode == on ]]; then
 fi
 
 mkdir -p "$results"
-node "$here/report.mjs" --runs "$work/runs.tsv" ${read_api_args[@]+"${read_api_args[@]}"} \
+node "$here/report.mjs" --runs "$work/runs.tsv" --watch-memory "$work/watch_memory.tsv" ${read_api_args[@]+"${read_api_args[@]}"} \
   ${informer_bench_args[@]+"${informer_bench_args[@]}"} --results "$results" --work "$work" --repo "$repo" \
   --pods "$pods" --namespaces "$namespaces" --events "$events" --burst "$burst" --rounds "$rounds" --warmup "$warmup" \
   --list "$list_mode" --churn "$churn_mode" --command "$command_line"
