@@ -82,6 +82,10 @@ status_result scan_watch_line(std::string_view padded_line, watch_line_scan& out
   return KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out, false));
 }
 
+status_result scan_watch_line_walking(std::string_view padded_line, watch_line_scan& out) {
+  return KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out, false));
+}
+
 std::optional<std::string> scan_field(std::string_view padded_text, std::string_view dotted_path) {
   return KINFORMER_SCAN_WITH(scan_field(padded_text, dotted_path));
 }

@@ -86,6 +86,9 @@ struct watch_line_scan {
 
 status_result scan_watch_line(std::string_view padded_line, watch_line_scan& out);
 
+// scan_watch_line() without its fast path, as scan_object_walking() is scan_object()'s.
+status_result scan_watch_line_walking(std::string_view padded_line, watch_line_scan& out);
+
 // Looks up a dotted path ("spec.nodeName") in `padded_text` the way field selectors compare
 // values: a string's decoded value, a number's or boolean's JSON text; nullopt when absent, null,
 // an object or an array.

@@ -3,26 +3,27 @@
 #include <simdjson.h>
 
 #include <cstdint>
-#include <new>
 
 namespace kinformer {
 
 namespace {
 
-// The DOM parser's tape takes 8 bytes per byte of text on every thread that scans: larger texts
-// are walked instead.
-constexpr std::size_t max_bytes = 64 * 1024;
+// Larger texts are walked. Two reasons:
+// - the DOM parser keeps about 14 bytes per byte of the largest text it has seen (tape, strings,
+//   structural indexes), on every thread that scans, for the thread's life;
+// - a number of more than 19 digits goes through simdjson's slow path, which stops reading its
+//   exponent at 65,536: some 65,000 digits can then offset an exponent beyond what Boost.JSON
+//   reads (1000...0e-6553600000) into a double that is not zero, which the check below would not
+//   see. 32 KiB leaves no room for that.
+constexpr std::size_t max_bytes = 32 * 1024;
 // Below the walk's limit of 256: what this accepts, the walk accepts too.
 constexpr std::size_t max_depth = 250;
 
-simdjson::dom::parser& thread_parser() {
-  thread_local simdjson::dom::parser parser = [] {
-    simdjson::dom::parser p(max_bytes);
-    if (p.allocate(4096, max_depth) != simdjson::SUCCESS)
-      throw std::bad_alloc();
-    return p;
-  }();
-  return parser;
+// Null when the parser cannot be set up: the walk then does the work.
+simdjson::dom::parser* thread_parser() {
+  thread_local simdjson::dom::parser parser(max_bytes);
+  thread_local bool ready = parser.allocate(4096, max_depth) == simdjson::SUCCESS;
+  return ready ? &parser : nullptr;
 }
 
 // Whether a parsed document may hold a double of zero. simdjson reads an exponent beyond a
@@ -32,19 +33,20 @@ simdjson::dom::parser& thread_parser() {
 // the walk, which is slower, never wrong, and one loop without branches on the tag is faster.
 bool may_hold_zero_double(const simdjson::dom::document& doc) {
   const std::uint64_t* tape = doc.tape.get();
-  const std::uint64_t end = tape[0] & simdjson::internal::JSON_VALUE_MASK; // the root's last word
+  // The first root word's payload is one past the last root word; a double's value word always
+  // comes before that last word, so tape[i + 1] stays inside what the parse wrote.
+  const std::uint64_t end = tape[0] & simdjson::internal::JSON_VALUE_MASK;
   bool found = false;
-  for (std::uint64_t i = 1; i < end; ++i)
+  for (std::uint64_t i = 1; i + 1 < end; ++i)
     found |= (tape[i] >> 56) == 'd' && (tape[i + 1] << 1) == 0; // +0.0 or -0.0
   return found;
 }
 
 bool parse(std::string_view padded, simdjson::dom::element& root) {
-  if (padded.size() > max_bytes)
-    return false;
-  auto& parser = thread_parser();
-  return parser.parse(padded.data(), padded.size(), false).get(root) == simdjson::SUCCESS &&
-         !may_hold_zero_double(parser.doc);
+  simdjson::dom::parser* parser = padded.size() <= max_bytes ? thread_parser() : nullptr;
+  return parser &&
+         parser->parse(padded.data(), padded.size(), false).get(root) == simdjson::SUCCESS &&
+         !may_hold_zero_double(parser->doc);
 }
 
 } // namespace

@@ -10,8 +10,9 @@
 namespace kinformer {
 
 // Whether `padded` (scan_padding readable past its end) is valid JSON that the walk would also
-// accept. False when the walk must decide: invalid text, too large or too deep for the fast
-// path, or a number the walk checks further (a zero that may be an exponent beyond 32 bits).
+// accept. False when the walk must decide: invalid text, too large (over 32 KiB) or too deep for
+// the fast path, or a number the walk checks further (a zero that may be an exponent beyond 32
+// bits).
 bool validate_fast(std::string_view padded);
 
 // validate_fast() for a text that must be one JSON object: how many of its members are named

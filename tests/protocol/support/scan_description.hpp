@@ -9,12 +9,14 @@
 
 namespace kinformer::testing {
 
+// A string's value and where it was found (which of two equal repeated values, say).
 inline void describe_string(std::string& out, std::string_view text, const scanned_string& s) {
   if (!s.present) {
     out += "-|";
     return;
   }
-  out += s.escaped ? "e:" : "p:";
+  out += s.escaped ? "e@" : "p@";
+  out += std::to_string(s.begin) + "+" + std::to_string(s.size) + ":";
   out += s.escaped ? std::string_view(s.unescaped) : text.substr(s.begin, s.size);
   out += '|';
 }
@@ -50,6 +52,11 @@ inline std::string describe_scan(std::string_view text, const object_scan& scan)
   out += scan.type_members ? 't' : '-';
   out += std::to_string(scan.escaped_bytes);
   return out;
+}
+
+inline std::string describe_watch_line(std::string_view line, const watch_line_scan& scan) {
+  return scan.type + "|" + (scan.object_is_object ? "object" : "not:" + scan.object_found) +
+         (scan.failed_in_object ? "|failed in object|" : "|") + describe_scan(line, scan.object);
 }
 
 } // namespace kinformer::testing
