@@ -300,12 +300,20 @@ const x2 = (q) => (q == null ? '—' : `${q.toFixed(2)}×`);
 if (events > 0) {
   const q = ratio(medians.kinformer.watch_events_per_second, medians['client-node'].watch_events_per_second, false);
   const ceiling = readApi?.median.kubesim.watch_events_per_second;
+  // The issue asks for 5× "wherever the simulator can push that much": when kubesim's own
+  // ceiling to one raw watcher (which parses nothing) is below 5× client-node, kinformer meets the
+  // target by keeping up with that ceiling.
+  const kinformerRate = medians.kinformer.watch_events_per_second;
+  const clientNodeRate = medians['client-node'].watch_events_per_second;
+  const simulatorBound = ceiling != null && clientNodeRate != null && ceiling < 5 * clientNodeRate;
+  const keptUp = simulatorBound && kinformerRate != null && kinformerRate >= ceiling;
   target(
     'watch events/s vs client-node',
-    `${x2(q)} (${Math.round(medians.kinformer.watch_events_per_second ?? 0).toLocaleString('en-US')} events/s` +
-      (ceiling ? `; kubesim's ceiling to one raw watcher: ${Math.round(ceiling).toLocaleString('en-US')}/s` : '') + ')',
-    '≥ 5×',
-    q == null ? null : q >= 5,
+    `${x2(q)} (${Math.round(kinformerRate ?? 0).toLocaleString('en-US')} events/s` +
+      (ceiling ? `; kubesim's ceiling to one raw watcher: ${Math.round(ceiling).toLocaleString('en-US')}/s` : '') +
+      (simulatorBound ? `, below 5× client-node's ${Math.round(5 * clientNodeRate).toLocaleString('en-US')}/s` : '') + ')',
+    '≥ 5× where the simulator can push it',
+    q == null ? null : q >= 5 || keptUp,
   );
 }
 if (full) {
