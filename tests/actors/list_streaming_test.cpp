@@ -96,6 +96,26 @@ void with_informer(const std::string& url, delta_recorder& rec, During during,
   caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
 }
 
+// Runs an informer with pages of 2 against `server` until it has synced a0, a1 (the first page)
+// and b0, b1 (the second), or 30 s; then sets `finished` (the server's watches end).
+bool sync_two_pages(const scripted_server& server, delta_recorder& rec,
+                    std::promise<void>& finished) {
+  informer_config paged = unpaged_pods();
+  paged.watch.page_size = 2;
+  auto expected = pods_named("a", 2, "7");
+  expected.merge(pods_named("b", 2, "7"));
+  bool synced = false;
+  with_informer(
+      server.url(), rec,
+      [&] {
+        synced = rec.wait_for(
+            [&](const delta_recorder& r) { return r.synced() > 0 && r.state() == expected; }, 30s);
+        finished.set_value();
+      },
+      paged);
+  return synced;
+}
+
 } // namespace
 
 TEST_CASE("an unpaged list's first items reach a handler while the rest of its body is held") {
@@ -191,21 +211,8 @@ TEST_CASE("a paged list's next page is asked for while the page before it is sti
     ex.end_chunked();
   });
 
-  informer_config paged = unpaged_pods();
-  paged.watch.page_size = 2;
   delta_recorder rec;
-  auto expected = pods_named("a", 2, "7");
-  expected.merge(pods_named("b", 2, "7"));
-  bool synced = false;
-  with_informer(
-      server.url(), rec,
-      [&] {
-        synced = rec.wait_for(
-            [&](const delta_recorder& r) { return r.synced() > 0 && r.state() == expected; }, 30s);
-        finished.set_value();
-      },
-      paged);
-  CHECK(synced);
+  CHECK(sync_two_pages(server, rec, finished));
   CHECK(asked_ahead);
   CHECK(first_pages == 1);
   CHECK(next_pages == 1);
@@ -254,21 +261,8 @@ TEST_CASE("a page asked for ahead that fails while the page before it still arri
     ex.end_chunked();
   });
 
-  informer_config paged = unpaged_pods();
-  paged.watch.page_size = 2;
   delta_recorder rec;
-  auto expected = pods_named("a", 2, "7");
-  expected.merge(pods_named("b", 2, "7"));
-  bool synced = false;
-  with_informer(
-      server.url(), rec,
-      [&] {
-        synced = rec.wait_for(
-            [&](const delta_recorder& r) { return r.synced() > 0 && r.state() == expected; }, 30s);
-        finished.set_value();
-      },
-      paged);
-  CHECK(synced);
+  CHECK(sync_two_pages(server, rec, finished));
   CHECK(failed_ahead);
   CHECK(next_pages >= 2);                    // the failed page was asked again
   CHECK(rec.state().count("d/stale0") == 0); // nothing of the broken page was taken as listed

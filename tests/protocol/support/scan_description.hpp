@@ -59,4 +59,34 @@ inline std::string describe_watch_line(std::string_view line, const watch_line_s
          (scan.failed_in_object ? "|failed in object|" : "|") + describe_scan(line, scan.object);
 }
 
+// Runs `fast` and `walk` (a scan with its fast path, and the same without it) on `text` and says
+// how they differ; "" when they agree.
+template <class Scan, class Describe>
+std::string scans_differ(std::string_view text, status_result (*fast)(std::string_view, Scan&),
+                         status_result (*walk)(std::string_view, Scan&), Describe describe) {
+  std::string fast_buffer, walk_buffer;
+  Scan fast_scan, walk_scan;
+  auto fast_result = fast(padded_copy(fast_buffer, text), fast_scan);
+  auto walk_result = walk(padded_copy(walk_buffer, text), walk_scan);
+  if (fast_result.ok() != walk_result.ok())
+    return "the fast path and the walk disagree on validity";
+  if (!fast_result.ok() && fast_result.err().describe() != walk_result.err().describe())
+    return "the fast path fails with " + fast_result.err().describe() + ", the walk with " +
+           walk_result.err().describe();
+  // A failed fast path is walked again, so even what a failed scan recorded must agree.
+  const std::string a = describe(text, fast_scan), b = describe(text, walk_scan);
+  return a == b ? std::string() : "the fast path reads " + a + ", the walk " + b;
+}
+
+// scan_object() against scan_object_walking(); "" when they agree.
+inline std::string object_scans_differ(std::string_view text) {
+  return scans_differ<object_scan>(text, scan_object, scan_object_walking, describe_scan);
+}
+
+// scan_watch_line() against scan_watch_line_walking(); "" when they agree.
+inline std::string watch_line_scans_differ(std::string_view line) {
+  return scans_differ<watch_line_scan>(line, scan_watch_line, scan_watch_line_walking,
+                                       describe_watch_line);
+}
+
 } // namespace kinformer::testing
