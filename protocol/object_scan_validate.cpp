@@ -29,8 +29,8 @@ simdjson::dom::parser* thread_parser() {
 // Whether a parsed document may hold a double of zero. simdjson reads an exponent beyond a
 // 32-bit int (4e-99999999999) as zero where Boost.JSON refuses it, and object::tree() must read
 // every object the scan accepts; the walk tells the two apart. Every word of the tape is looked
-// at, a number's value word too: one that merely looks like a zero double's tag sends the text to
-// the walk, which is slower, never wrong, and one loop without branches on the tag is faster.
+// at, a number's value word too, which keeps the loop simple: a value word that merely looks like
+// a zero double's tag sends the text to the walk, which is slower, never wrong.
 bool may_hold_zero_double(const simdjson::dom::document& doc) {
   const std::uint64_t* tape = doc.tape.get();
   // The first root word's payload is one past the last root word; a double's value word always
