@@ -96,6 +96,19 @@ void with_informer(const std::string& url, delta_recorder& rec, During during,
   caf::anon_send_exit(informer, caf::exit_reason::user_shutdown);
 }
 
+// The first page of a paged list (continue token c1): its metadata and a0 first, then a1 once
+// `hold` returns.
+template <class Hold>
+void serve_first_page(server_exchange& ex, Hold hold) {
+  ex.start_chunked();
+  ex.chunk(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7",)"
+           R"("continue":"c1"},"items":[)" +
+           pod("a0", "7"));
+  hold();
+  ex.chunk("," + pod("a1", "7") + "]}");
+  ex.end_chunked();
+}
+
 // Runs an informer with pages of 2 against `server` until it has synced a0, a1 (the first page)
 // and b0, b1 (the second), or 30 s; then sets `finished` (the server's watches end).
 bool sync_two_pages(const scripted_server& server, delta_recorder& rec,
@@ -202,13 +215,8 @@ TEST_CASE("a paged list's next page is asked for while the page before it is sti
     ++first_pages;
     // The continue token comes first, then one item; the second waits until page 2 is asked
     // for (or 10 s).
-    ex.start_chunked();
-    ex.chunk(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7",)"
-             R"("continue":"c1"},"items":[)" +
-             pod("a0", "7"));
-    asked_ahead = next_page_asked.wait_for(10s) == std::future_status::ready;
-    ex.chunk("," + pod("a1", "7") + "]}");
-    ex.end_chunked();
+    serve_first_page(
+        ex, [&] { asked_ahead = next_page_asked.wait_for(10s) == std::future_status::ready; });
   });
 
   delta_recorder rec;
@@ -251,14 +259,10 @@ TEST_CASE("a page asked for ahead that fails while the page before it still arri
     }
     ++first_pages;
     // The first page's second item waits until the page asked for ahead has failed (or 10 s).
-    ex.start_chunked();
-    ex.chunk(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7",)"
-             R"("continue":"c1"},"items":[)" +
-             pod("a0", "7"));
-    if (first_pages == 1)
-      failed_ahead = next_page_failed.wait_for(10s) == std::future_status::ready;
-    ex.chunk("," + pod("a1", "7") + "]}");
-    ex.end_chunked();
+    serve_first_page(ex, [&] {
+      if (first_pages == 1)
+        failed_ahead = next_page_failed.wait_for(10s) == std::future_status::ready;
+    });
   });
 
   delta_recorder rec;
