@@ -69,50 +69,59 @@ status_result list_decoder::fail(error e) {
 status_result list_decoder::feed(std::string_view bytes, std::vector<object_ptr>& out) {
   if (phase_ == phase::failed)
     return make_error(errc::invalid_argument, "the list decoder already failed");
-  buffer_.append(bytes);
-  auto scanned = scan(out);
-  if (!scanned)
-    return scanned;
-  compact();
-  return ok_v;
+  if (!buffer_.empty()) {
+    // An item the last bytes cut off: complete it with as few of these as it takes (a look-ahead
+    // with a copy of the scan's state), and take the rest where they lie.
+    json_nesting ahead = item_;
+    bool ended = false;
+    const std::size_t through = ahead.scan(bytes.data(), bytes.size(), ended);
+    const std::size_t take = ended ? through : bytes.size();
+    buffer_.append(bytes.data(), take);
+    bytes.remove_prefix(take);
+    if (auto scanned = scan(buffer_, out); !scanned)
+      return scanned;
+    if (bytes.empty())
+      return ok_v;
+  }
+  // Nothing held: the bytes are scanned where they lie, and only an item they end inside is kept.
+  return scan(bytes, out);
 }
 
-// Drops what is consumed: between items everything scanned, inside an item what precedes it.
-void list_decoder::compact() {
+// Drops what is consumed: between items everything scanned, inside an item what precedes it
+// (which is kept in buffer_ when `source` is the caller's bytes).
+void list_decoder::compact(std::string_view source) {
   if (phase_ == phase::items && item_.depth != 0) {
-    buffer_.erase(0, item_begin_);
+    if (source.data() == buffer_.data())
+      buffer_.erase(0, item_begin_);
+    else
+      buffer_.assign(source.substr(item_begin_));
     resume_at_ -= item_begin_;
     item_begin_ = 0;
     return;
   }
   if (phase_ != phase::items)
-    envelope_.append(buffer_, copied_, std::string::npos);
+    envelope_.append(source.substr(copied_));
   buffer_.clear();
   copied_ = 0;
   resume_at_ = 0;
 }
 
-status_result list_decoder::scan(std::vector<object_ptr>& out) {
+status_result list_decoder::scan(std::string_view source, std::vector<object_ptr>& out) {
   // Inside an item, the bytes kept from before were already scanned: resume after them.
   std::size_t at = resume_at_;
-  while (at < buffer_.size()) {
-    if (phase_ == phase::items) {
-      auto r = scan_items(at, out);
-      if (!r)
-        return r;
-    } else {
-      auto r = scan_envelope(at);
-      if (!r)
-        return r;
-    }
+  while (at < source.size()) {
+    auto r = phase_ == phase::items ? scan_items(source, at, out) : scan_envelope(source, at);
+    if (!r)
+      return r;
   }
   resume_at_ = at;
+  compact(source);
   return ok_v;
 }
 
-status_result list_decoder::scan_envelope(std::size_t& at) {
-  const char* p = buffer_.data();
-  const std::size_t n = buffer_.size();
+status_result list_decoder::scan_envelope(std::string_view source, std::size_t& at) {
+  const char* p = source.data();
+  const std::size_t n = source.size();
   while (at < n) {
     if (in_string_) {
       if (escaped_) {
@@ -177,7 +186,7 @@ status_result list_decoder::scan_envelope(std::size_t& at) {
         if (phase_ == phase::after_items)
           return fail(make_error(errc::invalid_object, "List: two \"items\" members"));
         // The envelope keeps "items":[ and gets its ] when the items end.
-        envelope_.append(buffer_, copied_, at - copied_);
+        envelope_.append(source.substr(copied_, at - copied_));
         copied_ = at;
         ++depth_;
         phase_ = phase::items;
@@ -213,9 +222,10 @@ status_result list_decoder::start_items() {
   return ok_v;
 }
 
-status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>& out) {
-  const char* p = buffer_.data();
-  const std::size_t n = buffer_.size();
+status_result list_decoder::scan_items(std::string_view source, std::size_t& at,
+                                       std::vector<object_ptr>& out) {
+  const char* p = source.data();
+  const std::size_t n = source.size();
   while (at < n) {
     if (item_.depth == 0) {
       const char c = p[at];
@@ -247,7 +257,7 @@ status_result list_decoder::scan_items(std::size_t& at, std::vector<object_ptr>&
         return fail(make_error(errc::too_large, "List items[" + std::to_string(items_) +
                                                     "] is larger than " +
                                                     std::to_string(max_item_bytes_) + " bytes"));
-      // Bytes after the item (the next ones) pad it for the scan; at the buffer's end it is
+      // Bytes after the item (the next ones) pad it for the scan; at the bytes' end it is
       // copied to be padded.
       const std::string_view item(p + item_begin_, at - item_begin_);
       auto obj = n - at >= scan_padding ? object::parse_padded(item, options_.transform, &fill_)

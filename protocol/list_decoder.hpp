@@ -50,20 +50,22 @@ public:
 private:
   enum class phase { start, envelope, items, after_items, done, failed };
 
-  status_result scan(std::vector<object_ptr>& out);
-  status_result scan_envelope(std::size_t& at);
-  status_result scan_items(std::size_t& at, std::vector<object_ptr>& out);
+  // Scans `source` (buffer_, or the caller's bytes when nothing is held) from resume_at_, then
+  // keeps in buffer_ only what an unfinished item needs.
+  status_result scan(std::string_view source, std::vector<object_ptr>& out);
+  status_result scan_envelope(std::string_view source, std::size_t& at);
+  status_result scan_items(std::string_view source, std::size_t& at, std::vector<object_ptr>& out);
   status_result start_items();
   status_result fail(error e);
   status_result check_item(const object& item) const;
-  void compact();
+  void compact(std::string_view source);
 
   decode_options options_;
   std::size_t max_item_bytes_;
   phase phase_ = phase::start;
 
-  std::string buffer_;      // bytes received and not yet consumed
-  std::size_t copied_ = 0;  // envelope bytes of buffer_ already appended to envelope_
+  std::string buffer_;      // the start of an item the bytes fed so far ended inside
+  std::size_t copied_ = 0;  // envelope bytes of the source already appended to envelope_
   std::string envelope_;    // the List without its items ("items":[])
   std::string current_key_; // the last key read at the List's top level
   bool expect_key_ = false; // at the top level, the next string is a key

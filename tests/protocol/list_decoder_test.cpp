@@ -30,18 +30,23 @@ struct decoded {
   result<list_page> page = make_error(errc::invalid_argument, "not finished");
 };
 
-// Feeds `body` in pieces of the given sizes (the last size repeats).
+// Feeds `body` in pieces of the given sizes (the last size repeats). Each piece lies in one
+// read buffer, overwritten after feed() returns as a reader's next read would: the decoder keeps
+// what it needs of a piece, never a view of it.
 decoded feed_in_pieces(std::string_view body, const std::vector<std::size_t>& sizes,
                        std::size_t max_item = std::size_t{64} << 20) {
   list_decoder decoder({}, max_item);
   decoded out;
+  std::string read_buffer;
   std::size_t at = 0, piece = 0;
   while (at < body.size()) {
     const std::size_t n = std::min(sizes[std::min(piece++, sizes.size() - 1)], body.size() - at);
-    if (auto fed = decoder.feed(body.substr(at, n), out.items); !fed) {
+    read_buffer.assign(body.substr(at, n));
+    if (auto fed = decoder.feed(read_buffer, out.items); !fed) {
       out.page = std::move(fed).err();
       return out;
     }
+    read_buffer.assign(read_buffer.size(), '#');
     at += n;
   }
   out.page = decoder.finish(out.items);
