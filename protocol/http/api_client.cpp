@@ -32,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <pthread.h>
 #include <sstream>
@@ -480,9 +481,19 @@ struct raw_response {
   std::string body; // empty when a body_sink took a 2xx body
 };
 
+// A piece of a 2xx body as read: `size` bytes at the start of `buffer`, which holds
+// stream_read_bytes. A sink that keeps the bytes past its call may take the buffer (the reader
+// then reads into a new one) instead of copying them.
+struct body_piece {
+  std::unique_ptr<char[]>& buffer;
+  std::size_t size;
+
+  std::string_view bytes() const noexcept { return {buffer.get(), size}; }
+};
+
 // Takes a 2xx body piece by piece as it arrives (a list's items are decoded as they come);
 // an error stops the exchange and closes the connection.
-using body_sink = std::function<status_result(std::string_view)>;
+using body_sink = std::function<status_result(body_piece)>;
 
 // One deadline for a whole exchange: when it passes, the connection is closed, which fails
 // whatever read is pending. Reads arm no timer of their own.
@@ -863,8 +874,10 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
     asio::steady_timer timer(ioc);
     auto guard = arm_deadline(timer, deadline, conn);
     // Read buffers come and go with the exchange: a connection kept alive holds none.
-    std::unique_ptr<char[]> chunk(new char[stream_read_bytes]);
+    std::unique_ptr<char[]> chunk;
     while (!parser.is_done()) {
+      if (!chunk) // the first read, or the sink took the last buffer
+        chunk.reset(new char[stream_read_bytes]);
       auto [rec, n] = co_await conn->read_body_into(parser, chunk.get(), stream_read_bytes);
       if (rec == asio::error::eof && parser.is_done())
         rec = {};
@@ -877,7 +890,7 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
         co_return failure(rec, op, conn.get(), "reading the response to " + what());
       }
       if (streamed) {
-        if (auto taken = sink(std::string_view(chunk.get(), n)); !taken) {
+        if (auto taken = sink(body_piece{chunk, n}); !taken) {
           guard->finished = true;
           conn->close(); // the rest of the body is unread: the connection cannot be reused
           co_return std::move(taken).err();
@@ -970,7 +983,7 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
   std::shared_ptr<list_decoding> decoding;
   std::string head; // the body's first bytes: a Status in a 2xx body is read from them
   constexpr std::size_t head_bytes = 64 * 1024;
-  body_sink sink = [&](std::string_view bytes) -> status_result {
+  body_sink sink = [&](body_piece piece) -> status_result {
     if (!decoding) {
       // A list's limit is on each item, not on the body, which is never held.
       decoding = std::make_shared<list_decoding>(request, options.max_body_bytes);
@@ -978,10 +991,21 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
     }
     if (decoding->failed) // the decode thread's error is what the callback reports
       return make_error(errc::invalid_json, "the list body could not be decoded");
+    const std::string_view bytes = piece.bytes();
     if (head.size() < head_bytes)
       head.append(bytes.substr(0, head_bytes - head.size()));
-    decoder_thread.post([decoding, chunk = std::string(bytes)] { decoding->feed(chunk); },
-                        bytes.size());
+    if (bytes.size() >= stream_read_bytes / 4) {
+      // The read buffer itself goes to the decode thread: no copy of the bytes.
+      std::shared_ptr<char[]> owned(piece.buffer.release());
+      decoder_thread.post(
+          [decoding, owned, size = bytes.size()] {
+            decoding->feed({owned.get(), size});
+          },
+          stream_read_bytes);
+    } else { // a short read would hold a whole buffer for a few bytes: copied instead
+      decoder_thread.post([decoding, chunk = std::string(bytes)] { decoding->feed(chunk); },
+                          bytes.size());
+    }
     decoder_thread.wait_until_at_most(max_undecoded_list_bytes);
     return ok_v;
   };
