@@ -130,23 +130,31 @@ merge_result merge(delta& pending, const delta& next) {
 }
 
 // [{"type":...,"key":...,"resourceVersion":...,"object":{...}}, ...]
+// Written into one string: each object's text is copied once, into the body (a batch of 500
+// pods is about 2 MB, and per-entry strings copied again into it doubled what a flush allocated).
 std::string batch_body(const std::vector<waiting_delta>& batch, bool include_objects) {
-  std::string body = "[";
+  std::size_t size = 2;
+  for (const auto& w : batch)
+    size += 64 + w.d.object->key().size() + w.d.object->meta().resource_version.size() +
+            (include_objects ? w.d.object->json_text().size() : 0);
+  std::string body;
+  body.reserve(size);
+  body += '[';
   for (const auto& w : batch) {
     if (body.size() > 1)
       body += ',';
     boost::json::object entry{{"type", to_string(w.d.type)},
                               {"key", w.d.object->key()},
                               {"resourceVersion", w.d.object->meta().resource_version}};
-    auto text = boost::json::serialize(entry);
+    body += boost::json::serialize(entry);
     if (include_objects) {
       // The object's stored text, spliced in as it is.
-      text.pop_back();
-      text.append(",\"object\":").append(w.d.object->json_text()).append("}");
+      body.pop_back();
+      body.append(",\"object\":").append(w.d.object->json_text()).append("}");
     }
-    body += text;
   }
-  return body + "]";
+  body += ']';
+  return body;
 }
 
 void publish_depths(webhook_state& st) {
