@@ -432,8 +432,13 @@ bool write_deltas(watch_actor::pointer self, const std::shared_ptr<watch_context
                   const std::vector<delta>& deltas) {
   open_stream(self, ctx);
   std::string out;
-  for (const auto& d : deltas)
-    out += ctx->event_for(d);
+  for (const auto& d : deltas) {
+    std::string line = ctx->event_for(d);
+    if (out.empty()) // one change, the usual case, is written as shaped: no copy of it
+      out = std::move(line);
+    else
+      out += line;
+  }
   if (!out.empty() && !ctx->stream->write(std::move(out))) {
     self->quit();
     return false;
