@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -994,18 +995,22 @@ awaitable<void> api_client::impl::run_list(std::shared_ptr<operation> op, list_r
     const std::string_view bytes = piece.bytes();
     if (head.size() < head_bytes)
       head.append(bytes.substr(0, head_bytes - head.size()));
+    // A large read's buffer itself goes to the decode thread; a short read is copied, so that a
+    // queued job never holds a whole buffer for a few bytes. A job counts what it holds.
+    std::shared_ptr<char[]> held;
+    std::size_t held_bytes = stream_read_bytes;
     if (bytes.size() >= stream_read_bytes / 4) {
-      // The read buffer itself goes to the decode thread: no copy of the bytes.
-      std::shared_ptr<char[]> owned(piece.buffer.release());
-      decoder_thread.post(
-          [decoding, owned, size = bytes.size()] {
-            decoding->feed({owned.get(), size});
-          },
-          stream_read_bytes);
-    } else { // a short read would hold a whole buffer for a few bytes: copied instead
-      decoder_thread.post([decoding, chunk = std::string(bytes)] { decoding->feed(chunk); },
-                          bytes.size());
+      held.reset(piece.buffer.release());
+    } else {
+      held.reset(new char[bytes.size()]);
+      std::memcpy(held.get(), bytes.data(), bytes.size());
+      held_bytes = bytes.size();
     }
+    decoder_thread.post(
+        [decoding, held, size = bytes.size()] {
+          decoding->feed({held.get(), size});
+        },
+        held_bytes);
     decoder_thread.wait_until_at_most(max_undecoded_list_bytes);
     return ok_v;
   };
