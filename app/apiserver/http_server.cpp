@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <pthread.h>
@@ -262,10 +263,8 @@ public:
                net::any_io_executor strand)
       : server_(std::move(server)), owner_(std::move(owner)), strand_(std::move(strand)) {}
 
-  bool write(std::string chunk) override {
-    return write(std::make_shared<const std::string>(std::move(chunk)));
-  }
-  bool write(std::shared_ptr<const std::string> chunk) override;
+  using http_stream::write;
+  bool write(byte_pieces pieces) override;
   void limit_queue(std::size_t chunks) override {
     std::lock_guard lock(mutex_);
     queue_limit_ = chunks;
@@ -297,11 +296,12 @@ public:
 
   // What the session writes next (on the strand): `head`, then `pieces`, then `tail`, gathered.
   struct next_write {
-    std::string head;                                       // a chunk's size line
-    std::vector<std::shared_ptr<const std::string>> pieces; // the chunk's data
-    std::string tail;                                       // CRLF, and the last chunk when last
+    std::string head;               // a chunk's size line
+    std::vector<byte_piece> pieces; // the chunk's data
+    std::string tail;               // CRLF, and the last chunk when last
     bool last = false;
     std::optional<stream_end> reason; // set with last
+    std::string copied; // the session's: the head, the short pieces and the tail, gathered
     bool empty() const { return head.empty() && tail.empty(); }
   };
   next_write take() {
@@ -312,7 +312,9 @@ public:
     if (overflowed_) {
       if (!overflow_message_.empty()) {
         out.head = chunk_size_line(overflow_message_.size());
-        out.pieces.push_back(std::make_shared<const std::string>(overflow_message_));
+        auto message = std::make_shared<const std::string>(overflow_message_);
+        const std::string_view bytes = *message;
+        out.pieces.push_back({std::move(message), bytes});
         out.tail = "\r\n";
       }
       out.tail += last_chunk;
@@ -328,6 +330,7 @@ public:
       out.tail = "\r\n";
       queue_.clear();
       bytes_ = 0;
+      writes_ = 0;
     }
     if (close_requested_ || queue_full_) {
       out.tail += last_chunk;
@@ -358,6 +361,7 @@ public:
     ended_ = true;
     queue_.clear();
     bytes_ = 0;
+    writes_ = 0;
   }
   // Runs the end callbacks once.
   void finish(stream_end reason) {
@@ -381,9 +385,10 @@ private:
   std::weak_ptr<session> owner_;
   net::any_io_executor strand_;
   mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<const std::string>> queue_;
+  std::vector<byte_piece> queue_;
   std::size_t bytes_ = 0;
-  std::size_t queue_limit_ = 0; // chunks; 0: none
+  std::size_t writes_ = 0;      // the writes queue_ holds the pieces of
+  std::size_t queue_limit_ = 0; // writes; 0: none
   bool queue_full_ = false;     // past queue_limit_: ends once the queue is written
   bool close_requested_ = false;
   bool overflowed_ = false; // past the server's byte bound: the queue is discarded
@@ -394,6 +399,49 @@ private:
   std::optional<stream_end> end_reason_;
   std::vector<std::function<void(stream_end)>> callbacks_;
 };
+
+// Pieces shorter than this are copied together with their neighbours: a watch event's literal
+// head and tail, small objects. Longer ones (stored objects) are written from where they are.
+constexpr std::size_t copy_pieces_below = 1024;
+
+// The buffers that write `out`: its head, pieces and tail, with each run of short ones copied
+// into `out.copied` as one buffer. Over TLS every buffer is a record of its own, and without
+// this a watch event would be three.
+void gather(stream_state::next_write& out, std::vector<net::const_buffer>& buffers) {
+  std::size_t copied_bytes = out.head.size() + out.tail.size();
+  for (const auto& piece : out.pieces)
+    if (piece.bytes.size() < copy_pieces_below)
+      copied_bytes += piece.bytes.size();
+  out.copied.clear();
+  out.copied.reserve(copied_bytes); // never grows below: the buffers point into it
+  buffers.clear();
+  std::size_t run_start = 0;
+  bool in_run = false;
+  auto copy = [&](std::string_view bytes) {
+    if (bytes.empty())
+      return;
+    if (!in_run)
+      run_start = out.copied.size();
+    in_run = true;
+    out.copied.append(bytes);
+  };
+  auto end_run = [&] {
+    if (in_run)
+      buffers.push_back(net::buffer(out.copied.data() + run_start, out.copied.size() - run_start));
+    in_run = false;
+  };
+  copy(out.head);
+  for (const auto& piece : out.pieces) {
+    if (piece.bytes.size() < copy_pieces_below) {
+      copy(piece.bytes);
+    } else {
+      end_run();
+      buffers.push_back(net::buffer(piece.bytes.data(), piece.bytes.size()));
+    }
+  }
+  copy(out.tail);
+  end_run();
+}
 
 } // namespace
 
@@ -570,26 +618,34 @@ private:
   std::atomic<bool> answered_{false};
 };
 
-bool stream_state::write(std::shared_ptr<const std::string> chunk) {
+bool stream_state::write(byte_pieces pieces) {
   std::lock_guard lock(mutex_);
   if (ended_ || close_requested_ || overflowed_ || queue_full_)
     return false;
-  if (chunk->empty()) // an empty HTTP chunk would end the stream
+  if (pieces.empty()) // an empty HTTP chunk would end the stream
     return true;
-  if (bytes_ + chunk->size() > server_->options.stream_buffer_limit) {
+  if (bytes_ + pieces.size() > server_->options.stream_buffer_limit) {
     overflowed_ = true;
     queue_.clear();
     bytes_ = 0;
+    writes_ = 0;
     post_drain_locked();
     return false;
   }
-  if (queue_limit_ > 0 && queue_.size() >= queue_limit_) {
+  if (queue_limit_ > 0 && writes_ >= queue_limit_) {
     queue_full_ = true;
     post_drain_locked();
     return false;
   }
-  bytes_ += chunk->size();
-  queue_.push_back(std::move(chunk));
+  bytes_ += pieces.size();
+  ++writes_;
+  if (queue_.empty()) {
+    queue_ = pieces.release();
+  } else {
+    auto taken = pieces.release();
+    queue_.insert(queue_.end(), std::make_move_iterator(taken.begin()),
+                  std::make_move_iterator(taken.end()));
+  }
   post_drain_locked();
   return true;
 }
@@ -908,12 +964,7 @@ void session::drain() {
   bool last = out_stream_.last;
   if (last) // over before its terminating chunk is on the wire: a client that read the end
     end_stream(out_stream_.reason.value_or(stream_end::finished)); // never finds it open
-  out_buffers_.clear();
-  out_buffers_.reserve(out_stream_.pieces.size() + 2);
-  out_buffers_.push_back(net::buffer(out_stream_.head));
-  for (const auto& piece : out_stream_.pieces)
-    out_buffers_.push_back(net::buffer(*piece));
-  out_buffers_.push_back(net::buffer(out_stream_.tail));
+  gather(out_stream_, out_buffers_);
   writing_ = true;
   // A client that stops reading is dropped after the write timeout; the last words wait less.
   tcp().expires_after(last ? std::min<std::chrono::milliseconds>(

@@ -10,6 +10,7 @@
 //
 // Beast and Asio stay in http_server.cpp; this header is cheap to include.
 
+#include "app/apiserver/byte_pieces.hpp"
 #include "protocol/result.hpp"
 
 #include <chrono>
@@ -74,12 +75,16 @@ class http_stream {
 public:
   virtual ~http_stream() = default;
 
-  // Queues `chunk`; false once the stream has ended (the chunk is then dropped).
-  virtual bool write(std::string chunk) = 0;
-  // Queues a shared chunk, written from where it is, never copied (the simulator's watch lines,
-  // one string for every watcher).
-  virtual bool write(std::shared_ptr<const std::string> chunk) = 0;
-  // Past `chunks` chunks waiting to be written, the stream takes no more and ends cleanly once
+  // Queues `pieces` as one write, in order; false once the stream has ended (they are then
+  // dropped). Long pieces are written from where they are, never copied (a stored object's bytes
+  // in a watch event, the simulator's watch lines shared by every watcher); short ones are copied
+  // together, so that a run of them costs one buffer (over TLS, one record).
+  virtual bool write(byte_pieces pieces) = 0;
+  bool write(std::string chunk) { return write(byte_pieces(std::move(chunk))); }
+  bool write(std::shared_ptr<const std::string> chunk) {
+    return write(byte_pieces(std::move(chunk)));
+  }
+  // Past `chunks` writes waiting to be written, the stream takes no more and ends cleanly once
   // those are written (as the API server ends a watcher that falls behind); 0: no bound.
   virtual void limit_queue(std::size_t chunks) = 0;
   // Ends the stream as close() does after `duration` (a watch's timeoutSeconds).

@@ -30,14 +30,14 @@ std::string watch_shaper::shaped(const object_ptr& obj) {
   return std::string(obj->json_text());
 }
 
-std::string watch_shaper::event_line(event_type type, const object_ptr& obj) {
+byte_pieces watch_shaper::event_line(event_type type, const object_ptr& obj) {
   if (request_.shape == response_shape::object ||
       (metadata_only_ && request_.shape != response_shape::table))
-    return watch_event_line(type, obj->json_text());
-  return watch_event_line(type, shaped(obj));
+    return watch_event_pieces(type, obj, obj->json_text());
+  return byte_pieces(watch_event_line(type, shaped(obj)));
 }
 
-std::string watch_shaper::change_line(event_type type, const object_ptr& now,
+byte_pieces watch_shaper::change_line(event_type type, const object_ptr& now,
                                       const object_ptr& before) {
   const bool matches_now = request_.matches(*now);
   const bool matched_before = type == event_type::modified && before && request_.matches(*before);
@@ -49,9 +49,9 @@ std::string watch_shaper::change_line(event_type type, const object_ptr& now,
     return event_line(shown, now);
   auto stamped = with_resource_version(*before, now->meta().resource_version);
   if (request_.shape == response_shape::object)
-    return watch_event_line(shown, stamped);
+    return byte_pieces(watch_event_line(shown, stamped));
   auto reparsed = object::parse(stamped); // a valid object with a new version: cannot fail
-  return reparsed ? event_line(shown, *reparsed) : watch_event_line(shown, stamped);
+  return reparsed ? event_line(shown, *reparsed) : byte_pieces(watch_event_line(shown, stamped));
 }
 
 std::string watch_shaper::bookmark_line(std::string_view resource_version,

@@ -6,6 +6,7 @@
 // Not thread-safe: one per watch.
 
 #include "app/apiserver/api_backend.hpp"
+#include "app/apiserver/byte_pieces.hpp"
 #include "protocol/decode.hpp"
 
 #include <string>
@@ -21,13 +22,14 @@ public:
   // outlive the shaper.
   watch_shaper(const resource_request& request, bool metadata_only);
 
-  // {"type":...,"object":...}\n for `obj` in the shape asked for.
-  std::string event_line(event_type type, const object_ptr& obj);
+  // {"type":...,"object":...}\n for `obj` in the shape asked for: an object as stored is its own
+  // bytes, shared, between the line's literal head and tail (watch_event_pieces).
+  byte_pieces event_line(event_type type, const object_ptr& obj);
 
   // The line a change of `now` (from `before`, for a modification) gives this watch's selection
   // (watch_projection.hpp), or "" when it is not to see it. An object that stopped matching is
   // sent as DELETED with `before`'s content at `now`'s resourceVersion.
-  std::string change_line(event_type type, const object_ptr& now, const object_ptr& before);
+  byte_pieces change_line(event_type type, const object_ptr& now, const object_ptr& before);
 
   // A BOOKMARK at `resource_version`.
   std::string bookmark_line(std::string_view resource_version, bool initial_events_end) const;

@@ -366,13 +366,13 @@ struct watch_context {
 
   // The watch event for one delta, if the client is to see one: the selection decides it as
   // the API server's watch cache does (watch_shaper.hpp).
-  std::string event_for(const delta& d) {
+  apiserver::byte_pieces event_for(const delta& d) {
     if (d.type == delta_type::sync)
       return {};
     const event_type type = d.type == delta_type::added     ? event_type::added
                             : d.type == delta_type::updated ? event_type::modified
                                                             : event_type::deleted;
-    std::string line = shaper->change_line(type, d.object, d.old_object);
+    auto line = shaper->change_line(type, d.object, d.old_object);
     if (!line.empty())
       note_version(d.object->meta().resource_version);
     return line;
@@ -431,14 +431,9 @@ void fail_watch(watch_actor::pointer self, const std::shared_ptr<watch_context>&
 bool write_deltas(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx,
                   const std::vector<delta>& deltas) {
   open_stream(self, ctx);
-  std::string out;
-  for (const auto& d : deltas) {
-    std::string line = ctx->event_for(d);
-    if (out.empty()) // one change, the usual case, is written as shaped: no copy of it
-      out = std::move(line);
-    else
-      out += line;
-  }
+  apiserver::byte_pieces out; // the stored objects' own bytes, never copied
+  for (const auto& d : deltas)
+    out.append(ctx->event_for(d));
   if (!out.empty() && !ctx->stream->write(std::move(out))) {
     self->quit();
     return false;

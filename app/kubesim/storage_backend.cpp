@@ -51,11 +51,11 @@ public:
   table_watch(const table_watch&) = delete; // the shaper refers to request_
   table_watch& operator=(const table_watch&) = delete;
 
-  std::shared_ptr<const std::string> line(const watch_message& message) {
+  apiserver::byte_pieces line(const watch_message& message) {
     if (message.type == event_type::bookmark)
-      return std::make_shared<const std::string>(shaper_.bookmark_line(
-          std::to_string(message.resource_version), message.initial_events_end));
-    return std::make_shared<const std::string>(shaper_.event_line(message.type, message.object));
+      return apiserver::byte_pieces(shaper_.bookmark_line(std::to_string(message.resource_version),
+                                                          message.initial_events_end));
+    return shaper_.event_line(message.type, message.object);
   }
 
 private:
@@ -73,8 +73,8 @@ struct watch_pipe {
   std::vector<watch_message> waiting;
   std::shared_ptr<table_watch> table; // null: the storage's own lines
 
-  std::shared_ptr<const std::string> line(const watch_message& message) {
-    return table ? table->line(message) : message.line;
+  apiserver::byte_pieces line(const watch_message& message) {
+    return table ? table->line(message) : apiserver::byte_pieces(message.line);
   }
   void deliver(const watch_message& message) {
     std::lock_guard lock(mutex);

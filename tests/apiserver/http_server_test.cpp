@@ -359,6 +359,46 @@ TEST_CASE("http_server: a stream written from another thread arrives in order, t
   CHECK(f.server.open_streams() == 0);
 }
 
+// Writes made of pieces as a watch event is: short literal heads and tails around long shared
+// bodies (written from where they are) and short ones (copied together). Once written, their
+// owners are the stream's alone. Returns what the stream's data must be.
+std::string write_events_in_pieces(http_stream& stream, int events) {
+  std::string expected;
+  for (int i = 0; i < events; ++i) {
+    byte_pieces event;
+    const std::size_t body_size = (i % 3 == 0) ? 40 : 1000 + 700 * static_cast<std::size_t>(i);
+    auto body = std::make_shared<const std::string>(body_size, static_cast<char>('a' + i % 26));
+    event.append_literal(R"({"type":"ADDED","object":")");
+    event.append_shared(body, *body);
+    event.append_literal("\"}\n");
+    expected += event.joined();
+    body.reset();
+    REQUIRE(stream.write(std::move(event)));
+  }
+  return expected;
+}
+
+TEST_CASE("http_server: writes in pieces arrive whole and in order, short pieces gathered") {
+  server_fixture f;
+  stream_route route;
+  f.server.add_route("/watch", route.handler());
+  f.start();
+  client c(f.server.port());
+  auto stream = route.open(c);
+  std::string expected;
+  std::thread writer([&] {
+    expected = write_events_in_pieces(*stream, 30);
+    stream->close();
+  });
+  std::string raw = c.read_to_end();
+  writer.join();
+  auto header_end = raw.find("\r\n\r\n");
+  REQUIRE(header_end != std::string::npos);
+  bool terminated = false;
+  CHECK(dechunk(std::string_view(raw).substr(header_end + 4), &terminated) == expected);
+  CHECK(terminated);
+}
+
 TEST_CASE("http_server: the stream learns when its client goes away") {
   server_fixture f;
   stream_route route;
@@ -541,7 +581,8 @@ TEST_CASE("http_server: past max_connections a connection gets 429 with Retry-Af
   CHECK(f.server.stats().bytes_written > 0);      // the two answers to the admitted client
 }
 
-TEST_CASE("http_server: over TLS a client that trusts its CA is served, plain HTTP gets 400") {
+TEST_CASE("http_server: over TLS a client that trusts its CA is served and streamed to, plain "
+          "HTTP gets 400") {
   auto material = sim::make_self_signed_tls();
   REQUIRE(material.ok());
   auto dir =
@@ -553,6 +594,8 @@ TEST_CASE("http_server: over TLS a client that trusts its CA is served, plain HT
   options.tls_certificate_file = (dir / "cert.pem").string();
   options.tls_key_file = (dir / "key.pem").string();
   server_fixture f(options);
+  stream_route route;
+  f.server.add_route("/watch", route.handler());
   f.start();
 
   net::io_context ioc;
@@ -572,6 +615,28 @@ TEST_CASE("http_server: over TLS a client that trusts its CA is served, plain HT
     http::read(tls, buffer, response);
     CHECK(response.result_int() == 200);
     CHECK(response.body() == std::string("api ") + target);
+  }
+
+  { // a stream over TLS: every buffer is a record; the pieces arrive as written
+    beast::ssl_stream<beast::tcp_stream> watch(ioc, ctx);
+    beast::get_lowest_layer(watch).connect(
+        tcp::endpoint(net::ip::make_address("127.0.0.1"), f.server.port()));
+    watch.handshake(net::ssl::stream_base::client);
+    http::request<http::empty_body> request{http::verb::get, "/watch", 11};
+    request.set(http::field::host, "localhost");
+    http::write(watch, request);
+    auto stream = route.opened.get_future().get();
+    std::string expected;
+    std::thread writer([&] {
+      expected = write_events_in_pieces(*stream, 30);
+      stream->close();
+    });
+    beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    http::read(watch, buffer, response);
+    writer.join();
+    CHECK(response.result_int() == 200);
+    CHECK(response.body() == expected);
   }
 
   // Plain HTTP gets Go's 400 (as from the API server), so a client fails at once instead of
