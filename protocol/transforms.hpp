@@ -5,11 +5,21 @@
 #include "protocol/object.hpp"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace kinformer {
 
 // Drops metadata.managedFields, as controller-runtime users commonly do with
 // cache.TransformStripManagedFields(): about half of a typical object's metadata.
 std::shared_ptr<const object_transform> drop_managed_fields();
+
+// Drops the annotations `keys` (e.g. kubectl.kubernetes.io/last-applied-configuration), and the
+// annotations map when it is left empty, as the API server omits an empty one.
+std::shared_ptr<const object_transform> drop_annotations(std::vector<std::string> keys);
+
+// Applies `transforms` in order (null ones are skipped); null when none is left.
+std::shared_ptr<const object_transform>
+chain_transforms(std::vector<std::shared_ptr<const object_transform>> transforms);
 
 } // namespace kinformer

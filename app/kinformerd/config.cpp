@@ -4,6 +4,7 @@
 #include "app/kinformerd/config.hpp"
 
 #include "protocol/quoted.hpp"
+#include "protocol/transforms.hpp"
 
 #include <boost/json.hpp>
 
@@ -426,25 +427,9 @@ result<connection_config> load_connection(const cluster_options& cluster) {
 }
 
 std::shared_ptr<const object_transform> make_transform(const transform_options& options) {
-  if (options.empty())
-    return nullptr;
-  return std::make_shared<const object_transform>([options](boost::json::value& value) {
-    auto* object = value.if_object();
-    auto* metadata = object ? object->if_contains("metadata") : nullptr;
-    auto* meta = metadata ? metadata->if_object() : nullptr;
-    if (!meta)
-      return;
-    if (options.drop_managed_fields)
-      meta->erase("managedFields");
-    if (auto* annotations = meta->if_contains("annotations");
-        annotations && annotations->is_object() && !options.drop_annotations.empty()) {
-      for (const auto& key : options.drop_annotations)
-        annotations->as_object().erase(key);
-      // An empty map is what the API server omits.
-      if (annotations->as_object().empty())
-        meta->erase("annotations");
-    }
-  });
+  return chain_transforms(
+      {options.drop_managed_fields ? drop_managed_fields() : nullptr,
+       options.drop_annotations.empty() ? nullptr : drop_annotations(options.drop_annotations)});
 }
 
 kind_request to_kind_request(const informer_options& informer, const cache_defaults& defaults) {

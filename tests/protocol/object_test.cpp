@@ -1,6 +1,7 @@
 #include "protocol/object.hpp"
 #include "protocol/object_scan.hpp"
 #include "protocol/object_scan_validate.hpp"
+#include "protocol/transforms.hpp"
 #include "tests/protocol/support/scan_description.hpp"
 
 #include <boost/json.hpp>
@@ -77,6 +78,28 @@ TEST_CASE("a transform runs before the object is frozen") {
   auto moved = object::from_json(v, &drop_managed_fields);
   REQUIRE(moved.ok());
   CHECK((*moved)->tree().at("metadata").as_object().count("managedFields") == 0);
+}
+
+TEST_CASE("ready-made transforms drop managedFields and annotations, and chain in order") {
+  CHECK(chain_transforms({}) == nullptr);
+  CHECK(chain_transforms({nullptr, nullptr}) == nullptr);
+  const auto strip = drop_managed_fields();
+  CHECK(chain_transforms({nullptr, strip}) == strip); // one left: itself
+
+  auto both = chain_transforms({drop_annotations({"a/drop", "b/drop"}), strip});
+  REQUIRE(both);
+  auto obj =
+      object::parse(R"({"metadata":{"name":"x","namespace":"d","managedFields":[{"manager":"m"}],)"
+                    R"("annotations":{"a/drop":"1","keep":"2"}}})",
+                    both.get());
+  REQUIRE(obj.ok());
+  CHECK((*obj)->json_text() ==
+        R"({"metadata":{"name":"x","namespace":"d","annotations":{"keep":"2"}}})");
+
+  auto emptied =
+      object::parse(R"({"metadata":{"name":"y","annotations":{"b/drop":"1"}}})", both.get());
+  REQUIRE(emptied.ok());
+  CHECK((*emptied)->json_text() == R"({"metadata":{"name":"y"}})");
 }
 
 TEST_CASE("bad input is a clear error, never a crash") {
