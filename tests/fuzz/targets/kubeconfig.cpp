@@ -13,24 +13,28 @@ using namespace kinformer;
 
 namespace {
 
-// One scratch file per process, rewritten for every input.
-const std::string& scratch_path() {
-  static const std::string path = [] {
-    char name[] = "/tmp/kinformer-fuzz-kubeconfig-XXXXXX";
-    int fd = ::mkstemp(name);
+// One scratch file per process, rewritten for every input and removed at exit. (A plain array:
+// it outlives the exit handler that removes it.)
+char scratch_name[] = "/tmp/kinformer-fuzz-kubeconfig-XXXXXX";
+
+const char* scratch_path() {
+  static const bool created = [] {
+    int fd = ::mkstemp(scratch_name);
     if (fd < 0)
       fuzz::violated("cannot create a scratch file");
     ::close(fd);
-    return std::string(name);
+    std::atexit([] { std::remove(scratch_name); });
+    return true;
   }();
-  return path;
+  (void)created;
+  return scratch_name;
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto& path = scratch_path();
-  std::FILE* file = std::fopen(path.c_str(), "wb");
+  const char* path = scratch_path();
+  std::FILE* file = std::fopen(path, "wb");
   if (!file)
     fuzz::violated("cannot write the scratch file");
   std::fwrite(data, 1, size, file);
