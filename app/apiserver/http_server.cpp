@@ -265,9 +265,9 @@ public:
 
   using http_stream::write;
   bool write(byte_pieces pieces) override;
-  void limit_queue(std::size_t chunks) override {
+  void limit_queue(std::size_t writes) override {
     std::lock_guard lock(mutex_);
-    queue_limit_ = chunks;
+    queue_limit_ = writes;
   }
   void close_after(std::chrono::milliseconds duration) override;
   void close() override;

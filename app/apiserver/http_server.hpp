@@ -84,9 +84,9 @@ public:
   bool write(std::shared_ptr<const std::string> chunk) {
     return write(byte_pieces(std::move(chunk)));
   }
-  // Past `chunks` writes waiting to be written, the stream takes no more and ends cleanly once
+  // Past `writes` writes waiting to be written, the stream takes no more and ends cleanly once
   // those are written (as the API server ends a watcher that falls behind); 0: no bound.
-  virtual void limit_queue(std::size_t chunks) = 0;
+  virtual void limit_queue(std::size_t writes) = 0;
   // Ends the stream as close() does after `duration` (a watch's timeoutSeconds).
   virtual void close_after(std::chrono::milliseconds duration) = 0;
   // Ends the stream (the terminating chunk is written after what is queued).

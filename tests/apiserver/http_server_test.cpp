@@ -323,6 +323,25 @@ std::string dechunk(std::string_view raw, bool* terminated) {
   }
 }
 
+// Writes made of pieces as a watch event is: short literal heads and tails around long shared
+// bodies (written from where they are) and short ones (copied together). Once written, their
+// owners are the stream's alone. Returns what the stream's data must be.
+std::string write_events_in_pieces(http_stream& stream, int events) {
+  std::string expected;
+  for (int i = 0; i < events; ++i) {
+    byte_pieces event;
+    const std::size_t body_size = (i % 3 == 0) ? 40 : 1000 + 700 * static_cast<std::size_t>(i);
+    auto body = std::make_shared<const std::string>(body_size, static_cast<char>('a' + i % 26));
+    event.append_literal(R"({"type":"ADDED","object":")");
+    event.append_shared(body, *body);
+    event.append_literal("\"}\n");
+    expected += event.joined();
+    body.reset();
+    REQUIRE(stream.write(std::move(event)));
+  }
+  return expected;
+}
+
 } // namespace
 
 TEST_CASE("http_server: a stream written from another thread arrives in order, then ends") {
@@ -357,25 +376,6 @@ TEST_CASE("http_server: a stream written from another thread arrives in order, t
     expected += "line " + std::to_string(i) + "\n";
   CHECK(data == expected);
   CHECK(f.server.open_streams() == 0);
-}
-
-// Writes made of pieces as a watch event is: short literal heads and tails around long shared
-// bodies (written from where they are) and short ones (copied together). Once written, their
-// owners are the stream's alone. Returns what the stream's data must be.
-std::string write_events_in_pieces(http_stream& stream, int events) {
-  std::string expected;
-  for (int i = 0; i < events; ++i) {
-    byte_pieces event;
-    const std::size_t body_size = (i % 3 == 0) ? 40 : 1000 + 700 * static_cast<std::size_t>(i);
-    auto body = std::make_shared<const std::string>(body_size, static_cast<char>('a' + i % 26));
-    event.append_literal(R"({"type":"ADDED","object":")");
-    event.append_shared(body, *body);
-    event.append_literal("\"}\n");
-    expected += event.joined();
-    body.reset();
-    REQUIRE(stream.write(std::move(event)));
-  }
-  return expected;
 }
 
 TEST_CASE("http_server: writes in pieces arrive whole and in order, short pieces gathered") {
