@@ -255,13 +255,29 @@ bool take_slot(std::atomic<std::size_t>& taken, std::size_t bound) {
   return true;
 }
 
+// What an answer's bytes are written from, kept together with an unpaged list's slot: the slot is
+// released once the list has been written, not when the actor that made it is gone.
+std::shared_ptr<const void> held_with_slot(std::shared_ptr<const void> owner,
+                                           std::shared_ptr<void> slot) {
+  if (!slot)
+    return owner;
+  struct owner_and_slot {
+    std::shared_ptr<const void> owner;
+    std::shared_ptr<void> slot;
+  };
+  return std::make_shared<const owner_and_slot>(owner_and_slot{std::move(owner), std::move(slot)});
+}
+
 // One request to the cache: the items and their resourceVersion come from one snapshot of each
-// informer, taken once the informers have synced. `slot` (an unpaged list's) is released when
-// the answer is out.
+// informer, taken once the informers have synced. `slot` (an unpaged list's) goes with the answer:
+// held until a list is written, released before a failure is answered, so that a client that
+// has its answer finds the slot free.
 void serve_list(const state_ptr& st, read_request req, apiserver::list_done done,
                 std::shared_ptr<void> slot) {
+  // Shared by both handlers; the one that answers takes the slot out.
+  auto held_slot = std::make_shared<std::shared_ptr<void>>(std::move(slot));
   st->system.spawn([st, req = std::move(req), done = std::move(done),
-                    slot](caf::event_based_actor* self) {
+                    held_slot](caf::event_based_actor* self) {
     // Fields are matched here: the cache answers field selectors only from its indexes.
     list_options options;
     if (req.info().scope == resource_scope::namespaced)
@@ -270,9 +286,11 @@ void serve_list(const state_ptr& st, read_request req, apiserver::list_done done
     self->request(st->cache, st->options.cache_timeout, atoms::list_atom::value,
                   cache_list_request{req.kind(), std::move(options)}, atoms::snapshot_atom::value)
         .then(
-            [st, req, done, slot](versioned_list& listed) {
-              if (auto refused = check_list_version(req, listed.resource_version))
+            [st, req, done, held_slot](versioned_list& listed) {
+              if (auto refused = check_list_version(req, listed.resource_version)) {
+                held_slot->reset();
                 return done(*refused);
+              }
               // The reply is ours alone: its items are moved, not copied.
               auto snapshot = std::make_shared<page_snapshot>();
               snapshot->selection = req.r.selection();
@@ -281,9 +299,12 @@ void serve_list(const state_ptr& st, read_request req, apiserver::list_done done
               std::erase_if(snapshot->items,
                             [&](const object_ptr& obj) { return !req.matches(*obj); });
               sort_by_key(snapshot->items);
-              done(page_answer(st, req, std::move(snapshot), 0, 0));
+              auto answer = page_answer(st, req, std::move(snapshot), 0, 0);
+              answer.owner = held_with_slot(std::move(answer.owner), std::move(*held_slot));
+              done(std::move(answer));
             },
-            [req, done, slot](const caf::error& err) {
+            [req, done, held_slot](const caf::error& err) {
+              held_slot->reset();
               done(status_of(from_caf_error(err), req));
             });
   });
