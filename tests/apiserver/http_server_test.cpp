@@ -323,6 +323,29 @@ std::string dechunk(std::string_view raw, bool* terminated) {
   }
 }
 
+// A server with a /watch stream route, and a client on it whose stream the route has opened.
+struct open_stream_fixture {
+  server_fixture f;
+  stream_route route;
+  std::unique_ptr<client> c;
+  std::shared_ptr<http_stream> stream;
+
+  open_stream_fixture() {
+    f.server.add_route("/watch", route.handler());
+    f.start();
+    c = std::make_unique<client>(f.server.port());
+    stream = route.open(*c);
+  }
+};
+
+// The head of a chunked response `raw` (up to the blank line), and its data, dechunked.
+std::pair<std::string, std::string> head_and_data(const std::string& raw, bool* terminated) {
+  auto header_end = raw.find("\r\n\r\n");
+  REQUIRE(header_end != std::string::npos);
+  return {raw.substr(0, header_end),
+          dechunk(std::string_view(raw).substr(header_end + 4), terminated)};
+}
+
 // Writes made of pieces as a watch event is: short literal heads and tails around long shared
 // bodies (written from where they are) and short ones (copied together). Once written, their
 // owners are the stream's alone. Returns what the stream's data must be.
@@ -345,12 +368,8 @@ std::string write_events_in_pieces(http_stream& stream, int events) {
 } // namespace
 
 TEST_CASE("http_server: a stream written from another thread arrives in order, then ends") {
-  server_fixture f;
-  stream_route route;
-  f.server.add_route("/watch", route.handler());
-  f.start();
-  client c(f.server.port());
-  auto stream = route.open(c);
+  open_stream_fixture s;
+  auto& stream = s.stream;
   std::promise<stream_end> ended;
   stream->on_end([&](stream_end why) { ended.set_value(why); });
   std::thread writer([stream] {
@@ -359,43 +378,33 @@ TEST_CASE("http_server: a stream written from another thread arrives in order, t
     stream->close();
     CHECK_FALSE(stream->write("after close\n"));
   });
-  std::string raw = c.read_to_end();
+  std::string raw = s.c->read_to_end();
   writer.join();
   CHECK(ended.get_future().get() == stream_end::finished);
-  auto header_end = raw.find("\r\n\r\n");
-  REQUIRE(header_end != std::string::npos);
-  std::string head = raw.substr(0, header_end);
+  bool terminated = false;
+  auto [head, data] = head_and_data(raw, &terminated);
   CHECK(head.starts_with("HTTP/1.1 200 OK"));
   CHECK(head.find("Transfer-Encoding: chunked") != std::string::npos);
   CHECK(head.find("X-Test: 1") != std::string::npos);
-  bool terminated = false;
-  std::string data = dechunk(std::string_view(raw).substr(header_end + 4), &terminated);
   CHECK(terminated);
   std::string expected;
   for (int i = 0; i < 100; ++i)
     expected += "line " + std::to_string(i) + "\n";
   CHECK(data == expected);
-  CHECK(f.server.open_streams() == 0);
+  CHECK(s.f.server.open_streams() == 0);
 }
 
 TEST_CASE("http_server: writes in pieces arrive whole and in order, short pieces gathered") {
-  server_fixture f;
-  stream_route route;
-  f.server.add_route("/watch", route.handler());
-  f.start();
-  client c(f.server.port());
-  auto stream = route.open(c);
+  open_stream_fixture s;
   std::string expected;
   std::thread writer([&] {
-    expected = write_events_in_pieces(*stream, 30);
-    stream->close();
+    expected = write_events_in_pieces(*s.stream, 30);
+    s.stream->close();
   });
-  std::string raw = c.read_to_end();
+  std::string raw = s.c->read_to_end();
   writer.join();
-  auto header_end = raw.find("\r\n\r\n");
-  REQUIRE(header_end != std::string::npos);
   bool terminated = false;
-  CHECK(dechunk(std::string_view(raw).substr(header_end + 4), &terminated) == expected);
+  CHECK(head_and_data(raw, &terminated).second == expected);
   CHECK(terminated);
 }
 
