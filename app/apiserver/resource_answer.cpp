@@ -3,7 +3,7 @@
 #include "app/apiserver/resource_answer.hpp"
 
 #include "app/apiserver/api_status.hpp"
-#include "app/apiserver/json_string.hpp"
+#include "protocol/json_string.hpp"
 #include "app/apiserver/table_printer.hpp"
 
 #include <vector>

@@ -1,6 +1,6 @@
 #include "app/apiserver/table.hpp"
 
-#include "app/apiserver/json_string.hpp"
+#include "protocol/json_string.hpp"
 #include "app/apiserver/table_printer.hpp"
 
 namespace kinformer::apiserver {

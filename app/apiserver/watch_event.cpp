@@ -1,6 +1,6 @@
 #include "app/apiserver/watch_event.hpp"
 
-#include "app/apiserver/json_string.hpp"
+#include "protocol/json_string.hpp"
 
 namespace kinformer::apiserver {
 

@@ -66,3 +66,25 @@ TEST_CASE("output formats: yaml reads back as the same object, strings kept stri
   CHECK(doc["spec"]["nodeName"].IsNull());
   CHECK(doc["spec"]["hostNetwork"].as<bool>() == false);
 }
+
+TEST_CASE("output formats: a delta line is one JSON object, each type and flag as it is") {
+  CHECK(written(make_delta(delta_type::added), output_format::delta_line) ==
+        R"({"type":"ADDED","key":"ns/web-1","resourceVersion":"7","initialList":false,)"
+        R"("finalStateUnknown":false})"
+        "\n");
+  delta deleted{delta_type::deleted, *object::parse(pod_json), nullptr, true, true};
+  CHECK(written(deleted, output_format::delta_line) ==
+        R"({"type":"DELETED","key":"ns/web-1","resourceVersion":"7","initialList":true,)"
+        R"("finalStateUnknown":true})"
+        "\n");
+  CHECK_THAT(written(make_delta(delta_type::updated), output_format::delta_line),
+             Catch::StartsWith(R"({"type":"UPDATED",)"));
+  // A name with characters JSON escapes (the key comes from the server) still makes one valid
+  // line.
+  const auto odd = *object::parse(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a\"b\\c\u0001","namespace":"ns",)"
+      R"("resourceVersion":"8"}})");
+  const std::string line =
+      written(delta{delta_type::added, odd, nullptr, false, false}, output_format::delta_line);
+  CHECK(boost::json::parse(line).at("key").as_string() == "ns/a\"b\\c\x01");
+}
