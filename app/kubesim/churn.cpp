@@ -144,9 +144,9 @@ bool churn::update_pod(action what) {
     }
     return false;
   }
-  // A copy on the default heap (never in the stored object's arena), carrying
-  // metadata.resourceVersion: a CAS write.
-  json::value body = current->object->tree();
+  // A working copy carrying metadata.resourceVersion (a CAS write), in a scratch arena that goes
+  // with it: the write stores its own compact copy.
+  json::value body = current->object->tree(json::make_shared_resource<json::monotonic_resource>());
   switch (what) {
   case action::relabel:
     generator_.change_labels(body);
