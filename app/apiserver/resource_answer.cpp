@@ -3,8 +3,8 @@
 #include "app/apiserver/resource_answer.hpp"
 
 #include "app/apiserver/api_status.hpp"
-#include "protocol/json_string.hpp"
 #include "app/apiserver/table_printer.hpp"
+#include "protocol/json_string.hpp"
 
 #include <vector>
 

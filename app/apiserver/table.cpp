@@ -1,7 +1,7 @@
 #include "app/apiserver/table.hpp"
 
-#include "protocol/json_string.hpp"
 #include "app/apiserver/table_printer.hpp"
+#include "protocol/json_string.hpp"
 
 namespace kinformer::apiserver {
 
