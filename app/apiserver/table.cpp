@@ -30,10 +30,10 @@ std::string table_json(std::span<const object_ptr> objects, include_object inclu
   const auto now = std::chrono::system_clock::now();
   std::string out = R"({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{)";
   out += R"("resourceVersion":)";
-  out += json_string(meta.resource_version);
+  append_json_string(out, meta.resource_version);
   if (!meta.continue_token.empty()) {
     out += R"(,"continue":)";
-    out += json_string(meta.continue_token);
+    append_json_string(out, meta.continue_token);
   }
   if (meta.remaining_item_count) {
     out += R"(,"remainingItemCount":)";
@@ -51,9 +51,9 @@ std::string table_json(std::span<const object_ptr> objects, include_object inclu
     if (printer) {
       printer->cells(*obj, now, out);
     } else {
-      out += json_string(obj->meta().name);
+      append_json_string(out, obj->meta().name);
       out += ',';
-      out += json_string(obj->field("metadata.creationTimestamp").value_or(""));
+      append_json_string(out, obj->field("metadata.creationTimestamp").value_or(""));
     }
     out += ']';
     switch (include) {

@@ -88,7 +88,7 @@ struct cells {
   }
   cells& text(std::string_view s) {
     sep();
-    out += json_string(s);
+    append_json_string(out, s);
     return *this;
   }
   cells& text_or_none(std::string_view s) { return text(s.empty() ? "<none>" : s); }
