@@ -9,6 +9,7 @@
 #include "protocol/refusal.hpp"
 
 #include "protocol/http/decode_worker.hpp"
+#include "protocol/http/prefault.hpp"
 #include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
 #include "protocol/list_decoder.hpp"
@@ -877,8 +878,10 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
     // Read buffers come and go with the exchange: a connection kept alive holds none.
     std::unique_ptr<char[]> chunk;
     while (!parser.is_done()) {
-      if (!chunk) // the first read, or the sink took the last buffer
+      if (!chunk) { // the first read, or the sink took the last buffer
         chunk.reset(new char[stream_read_bytes]);
+        prefault_for_write(chunk.get(), stream_read_bytes);
+      }
       auto [rec, n] = co_await conn->read_body_into(parser, chunk.get(), stream_read_bytes);
       if (rec == asio::error::eof && parser.is_done())
         rec = {};
