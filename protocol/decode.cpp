@@ -313,9 +313,7 @@ result<watch_event> decode_watch_event(std::string_view line, const decode_optio
     event.error = status_from(parsed->get_object());
     return event;
   }
-  auto obj = (options.transform && *options.transform)
-                 ? object::parse(object_text, options.transform)
-                 : object::from_scan(text, scan.object);
+  auto obj = object::from_scan(text, scan.object, options.transform);
   if (!obj)
     return make_error(obj.err().code,
                       std::string(type_text) + " event object: " + obj.err().message);

@@ -1,6 +1,7 @@
 #include "protocol/object.hpp"
 
 #include "protocol/object_scan.hpp"
+#include "protocol/transforms.hpp"
 
 #include <boost/json.hpp>
 
@@ -125,12 +126,16 @@ struct object::builder {
   // A type prefix put in place of the opening brace at `brace` moves what follows it.
   std::size_t brace = std::string_view::npos;
   std::size_t inserted = 0;
+  // Scanned bytes [cut_begin, cut_end) left out of the copy move what follows them back (no span
+  // lies inside them). Empty: nothing cut.
+  std::size_t cut_begin = 0, cut_end = 0;
   std::size_t decoded_at = 0; // next free byte for decoded escapes, in the tail
 
   // Where a scanned offset is in the tail.
   std::size_t at(std::size_t scanned) const {
     return obj.text_at_ + scanned - shift +
-           (brace != std::string_view::npos && scanned > brace ? inserted : 0);
+           (brace != std::string_view::npos && scanned > brace ? inserted : 0) -
+           (scanned >= cut_end ? cut_end - cut_begin : 0);
   }
 
   text_span span(const scanned_string& s) {
@@ -214,9 +219,15 @@ struct object::builder {
 };
 
 std::shared_ptr<object> object::make(const object_scan& scan, std::string_view text,
-                                     std::size_t shift, std::string_view type_prefix) {
+                                     std::size_t shift, std::string_view type_prefix,
+                                     bool cut_managed_fields) {
   const std::size_t inserted = type_prefix.empty() ? 0 : type_prefix.size() - 1;
-  const object_tail layout(scan, text.size() + inserted);
+  std::size_t cut_begin = 0, cut_end = 0; // scanned offsets
+  if (cut_managed_fields && scan.managed_fields.present) {
+    cut_begin = scan.managed_fields.begin;
+    cut_end = scan.managed_fields.end;
+  }
+  const object_tail layout(scan, text.size() + inserted - (cut_end - cut_begin));
   // Spans are 32-bit offsets into the tail, and its arrays can outgrow the text (an owner
   // reference `{}` is 3 bytes of text and 36 in the tail).
   if (layout.bytes() > std::numeric_limits<std::uint32_t>::max() - 4096)
@@ -228,20 +239,30 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
   // laid out its control block otherwise would fail every test that makes an object.
   if (tail != reinterpret_cast<char*>(obj.get() + 1))
     std::abort();
+  // The text is copied in up to three runs: up to the opening brace (replaced by the type
+  // prefix), up to the cut, and the rest. The brace comes before the cut, which is in metadata.
   char* out = tail + layout.text_at();
-  if (type_prefix.empty()) {
-    std::memcpy(out, text.data(), text.size());
-  } else {
-    const std::size_t at = scan.object.begin - shift; // the opening brace, in `text`
-    std::memcpy(out, text.data(), at);
-    std::memcpy(out + at, type_prefix.data(), type_prefix.size());
-    std::memcpy(out + at + type_prefix.size(), text.data() + at + 1, text.size() - at - 1);
+  std::size_t from = 0; // in `text`
+  auto copy_to = [&](std::size_t to) {
+    std::memcpy(out, text.data() + from, to - from);
+    out += to - from;
+  };
+  if (!type_prefix.empty()) {
+    copy_to(scan.object.begin - shift);
+    std::memcpy(out, type_prefix.data(), type_prefix.size());
+    out += type_prefix.size();
+    from = scan.object.begin - shift + 1;
   }
+  if (cut_end != cut_begin) {
+    copy_to(cut_begin - shift);
+    from = cut_end - shift;
+  }
+  copy_to(text.size());
   obj->text_at_ = static_cast<std::uint32_t>(layout.text_at());
   obj->size_ = static_cast<std::uint32_t>(layout.text);
   obj->block_bytes_ = static_cast<std::uint32_t>(pending_tail.block_bytes);
   const std::size_t brace = type_prefix.empty() ? std::string_view::npos : scan.object.begin;
-  builder{scan, *obj, tail, shift, brace, inserted}.build(layout);
+  builder{scan, *obj, tail, shift, brace, inserted, cut_begin, cut_end}.build(layout);
   return obj;
 }
 
@@ -257,55 +278,64 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
                                  const item_type* fill_type) {
   if (json_text.size() > max_object_bytes)
     return too_large(json_text.size());
-  if (transform && *transform) {
-    // The transform needs a tree: parse, fill, transform, and keep the result's text.
-    boost::system::error_code ec;
-    json::parse_options options;
-    options.max_depth = 256;
-    json::value tree = json::parse(json_text, ec, {}, options);
-    if (ec)
-      return make_error(errc::invalid_json, ec.message());
-    if (auto* o = tree.if_object(); o && fill_type && !fill_type->kind.empty()) {
-      auto missing = [&](std::string_view name) {
-        auto it = o->find(name);
-        return it == o->end() || it->value().is_null() ||
-               (it->value().is_string() && it->value().get_string().empty());
-      };
-      if (missing("kind") && missing("apiVersion")) {
-        (*o)["kind"] = fill_type->kind;
-        (*o)["apiVersion"] = fill_type->api_version;
-      }
-    }
-    (*transform)(tree);
-    return parse(json::serialize(tree));
-  }
+  if (transform && *transform && !cuts_managed_fields(transform))
+    return parse_tree(json_text, *transform, fill_type);
+  return from_text(json_text, padded_scratch(json_text), fill_type,
+                   cuts_managed_fields(transform) ? transform : nullptr);
+}
 
-  return from_text(json_text, padded_scratch(json_text), fill_type);
+result<object_ptr> object::parse_tree(std::string_view json_text, const object_transform& transform,
+                                      const item_type* fill_type) {
+  // The transform needs a tree: parse, fill, transform, and keep the result's text.
+  boost::system::error_code ec;
+  json::parse_options options;
+  options.max_depth = 256;
+  json::value tree = json::parse(json_text, ec, {}, options);
+  if (ec)
+    return make_error(errc::invalid_json, ec.message());
+  if (auto* o = tree.if_object(); o && fill_type && !fill_type->kind.empty()) {
+    auto missing = [&](std::string_view name) {
+      auto it = o->find(name);
+      return it == o->end() || it->value().is_null() ||
+             (it->value().is_string() && it->value().get_string().empty());
+    };
+    if (missing("kind") && missing("apiVersion")) {
+      (*o)["kind"] = fill_type->kind;
+      (*o)["apiVersion"] = fill_type->api_version;
+    }
+  }
+  transform(tree);
+  return parse(json::serialize(tree));
 }
 
 result<object_ptr> object::parse_padded(std::string_view json_text,
                                         const object_transform* transform,
                                         const item_type* fill_type) {
-  if (json_text.size() > max_object_bytes || (transform && *transform))
+  if (json_text.size() > max_object_bytes ||
+      (transform && *transform && !cuts_managed_fields(transform)))
     return parse(json_text, transform, fill_type);
-  return from_text(json_text, json_text, fill_type);
+  return from_text(json_text, json_text, fill_type,
+                   cuts_managed_fields(transform) ? transform : nullptr);
 }
 
 result<object_ptr> object::from_text(std::string_view json_text, std::string_view padded_text,
-                                     const item_type* fill_type) {
+                                     const item_type* fill_type, const object_transform* cut) {
   thread_local object_scan scan;
   auto scanned = scan_object(padded_text, scan);
   if (!scanned)
     return std::move(scanned).err();
+  static const object_transform keep_as_is = [](json::value&) {};
+  // managedFields given twice: a tree keeps the last, and the transform erases it.
+  if (cut && scan.managed_fields_members > 1)
+    return parse_tree(json_text, *cut, fill_type);
   if (needs_type(scan, fill_type) && (scan.type_members || needs_escape(*fill_type))) {
     // "kind": "" or "apiVersion": null in the text: replaced in a tree, not duplicated.
-    static const object_transform keep_as_is = [](json::value&) {};
-    return parse(json_text, &keep_as_is, fill_type);
+    return parse_tree(json_text, cut ? *cut : keep_as_is, fill_type);
   }
   if (needs_type(scan, fill_type)) {
     // The type goes in place of the opening brace as the text is copied: every range moves by
     // the prefix; nothing is scanned again.
-    auto obj = make(scan, json_text, 0, type_prefix(*fill_type, scan.has_members));
+    auto obj = make(scan, json_text, 0, type_prefix(*fill_type, scan.has_members), cut);
     if (!obj)
       return too_large(json_text.size());
     // kind and apiVersion are the prefix's strings: `{"kind":"Pod","apiVersion":"v1"`.
@@ -319,17 +349,23 @@ result<object_ptr> object::from_text(std::string_view json_text, std::string_vie
                          static_cast<std::uint32_t>(fill_type->api_version.size())};
     return object_ptr(std::move(obj));
   }
-  if (auto obj = make(scan, json_text, 0))
+  if (auto obj = make(scan, json_text, 0, {}, cut))
     return object_ptr(std::move(obj));
   return too_large(json_text.size());
 }
 
-result<object_ptr> object::from_scan(std::string_view buffer, const object_scan& scan) {
+result<object_ptr> object::from_scan(std::string_view buffer, const object_scan& scan,
+                                     const object_transform* transform) {
   const std::string_view text =
       buffer.substr(scan.object.begin, scan.object.end - scan.object.begin);
   if (text.size() > max_object_bytes)
     return too_large(text.size());
-  if (auto obj = make(scan, text, scan.object.begin))
+  const bool cut = cuts_managed_fields(transform);
+  if (transform && *transform && !cut)
+    return parse_tree(text, *transform, nullptr);
+  if (cut && scan.managed_fields_members > 1)
+    return parse_tree(text, *transform, nullptr);
+  if (auto obj = make(scan, text, scan.object.begin, {}, cut))
     return object_ptr(std::move(obj));
   return too_large(text.size());
 }

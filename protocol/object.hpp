@@ -60,8 +60,10 @@ public:
                                          const item_type* fill_type = nullptr);
   // Builds an object from text found by a scan of a larger buffer (a watch event line):
   // `scan.object` says where the object's text is in `buffer`, and every range is an offset
-  // into `buffer`. Copies only the object's own text.
-  static result<object_ptr> from_scan(std::string_view buffer, const object_scan& scan);
+  // into `buffer`. Copies only the object's own text (less managedFields for
+  // drop_managed_fields()); any other transform is applied to a tree of it.
+  static result<object_ptr> from_scan(std::string_view buffer, const object_scan& scan,
+                                      const object_transform* transform = nullptr);
   // Builds an object from a JSON value (serialised once).
   static result<object_ptr> from_json(const boost::json::value& value,
                                       const object_transform* transform = nullptr);
@@ -118,9 +120,14 @@ public:
 
 private:
   struct builder;
-  // parse() without a transform: `padded_text` is `json_text` or a copy of it that is padded.
+  // parse() without a transform, or with drop_managed_fields() (`cut`): `padded_text` is
+  // `json_text` or a copy of it that is padded.
   static result<object_ptr> from_text(std::string_view json_text, std::string_view padded_text,
-                                      const item_type* fill_type);
+                                      const item_type* fill_type, const object_transform* cut);
+  // parse() through a tree: parsed, filled, transformed, serialised, then scanned.
+  static result<object_ptr> parse_tree(std::string_view json_text,
+                                       const object_transform& transform,
+                                       const item_type* fill_type);
   struct construct_tag {
     explicit construct_tag() = default;
   };
@@ -130,10 +137,12 @@ public:
 
 private:
   // The object, its control block and everything it points to, in one allocation; null when
-  // that would pass what 32-bit spans reach. `text` is what
-  // `scan` scanned, at offset `shift` of its buffer; a `type_prefix` replaces its opening brace.
+  // that would pass what 32-bit spans reach. `text` is what `scan` scanned, at offset `shift` of
+  // its buffer; a `type_prefix` replaces its opening brace; with `cut_managed_fields`, the
+  // scan's managed_fields range is left out.
   static std::shared_ptr<object> make(const object_scan& scan, std::string_view text,
-                                      std::size_t shift, std::string_view type_prefix = {});
+                                      std::size_t shift, std::string_view type_prefix = {},
+                                      bool cut_managed_fields = false);
 
   // Everything below is a place in the tail, the bytes make() allocated right after this object:
   // the metadata arrays, the key, decoded escapes, then the text. Offsets in 32 bits: objects are

@@ -50,6 +50,8 @@ void object_scan::clear() {
   owner_references.clear();
   object = {};
   metadata = {};
+  managed_fields = {};
+  managed_fields_members = 0;
   has_members = false;
   type_members = false;
   escaped_bytes = 0;

@@ -57,8 +57,13 @@ struct object_scan {
   std::vector<std::pair<scanned_string, scanned_string>> labels;      // in text order
   std::vector<std::pair<scanned_string, scanned_string>> annotations; // in text order
   std::vector<scanned_owner_reference> owner_references;
-  scanned_range object;          // the object's own text (for a watch event: inside the line)
-  scanned_range metadata;        // the value of "metadata", when it is an object
+  scanned_range object;   // the object's own text (for a watch event: inside the line)
+  scanned_range metadata; // the value of "metadata", when it is an object
+  // The bytes that remove metadata.managedFields from the text: the member and one comma next to
+  // it, so that what is left is the same JSON without it. `managed_fields_members` counts the
+  // members so named (more than one: the text cannot simply be cut).
+  scanned_range managed_fields;
+  int managed_fields_members = 0;
   bool has_members = false;      // the object has at least one member
   bool type_members = false;     // "kind" or "apiVersion" is a member (even if null or "")
   std::size_t escaped_bytes = 0; // total size of every `unescaped` above

@@ -305,6 +305,7 @@ private:
       return false;
     out_.metadata.begin = static_cast<std::size_t>(first - base_);
     out_.metadata.present = true;
+    const char* managed_fields_key = nullptr; // its opening quote, until the next member's
     for (auto member : meta) {
       od::field field;
       if (!ok(std::move(member).get(field)))
@@ -312,6 +313,15 @@ private:
       const od::raw_json_string key = field.key();
       if (!check_key(field))
         return false;
+      const char* quote = key.raw() - 1;
+      if (managed_fields_key != nullptr) {
+        record_managed_fields(managed_fields_key, quote);
+        managed_fields_key = nullptr;
+      }
+      if (key == "managedFields") {
+        managed_fields_key = quote;
+        ++out_.managed_fields_members;
+      }
       od::value& v = field.value();
       bool good = true;
       if (key == "namespace")
@@ -337,7 +347,33 @@ private:
       if (!good)
         return false;
     }
-    return end_of(out_.metadata);
+    if (!end_of(out_.metadata))
+      return false;
+    if (managed_fields_key != nullptr) // the last member: it ends before the closing brace
+      record_managed_fields(managed_fields_key, base_ + out_.metadata.end - 1);
+    return true;
+  }
+
+  // Records what removes the member whose key begins at `key` and whose value ends, but for
+  // whitespace and at most one comma, at `next` (the next member's key or the closing brace).
+  // Not the first member: from the comma before it to its value's end. The first: from its key
+  // to the next member's key, or to its value's end when it is the only one.
+  void record_managed_fields(const char* key, const char* next) {
+    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    auto back_over_space = [&](const char* p) {
+      while (space(p[-1]))
+        --p;
+      return p; // one past the last byte that is not space
+    };
+    const char* value_end = back_over_space(next);
+    const bool followed = value_end[-1] == ',';
+    if (followed)
+      value_end = back_over_space(value_end - 1);
+    const char* before = back_over_space(key) - 1; // ',' or the metadata's '{'
+    const char* begin = *before == ',' ? before : key;
+    const char* end = *before == ',' || !followed ? value_end : next;
+    out_.managed_fields = {static_cast<std::size_t>(begin - base_),
+                           static_cast<std::size_t>(end - base_), true};
   }
 
   // Records one past the closing brace of the value just iterated: the parser now stands on the
@@ -365,6 +401,8 @@ private:
     out_.annotations.clear();
     out_.owner_references.clear();
     out_.metadata = scanned_range{};
+    out_.managed_fields = scanned_range{};
+    out_.managed_fields_members = 0;
   }
 
   bool generation(od::value& value) {

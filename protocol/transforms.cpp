@@ -17,10 +17,17 @@ boost::json::object* metadata_of(boost::json::value& value) {
 } // namespace
 
 std::shared_ptr<const object_transform> drop_managed_fields() {
-  return std::make_shared<const object_transform>([](boost::json::value& value) {
-    if (auto* meta = metadata_of(value))
-      meta->erase("managedFields");
-  });
+  static const auto the_one =
+      std::make_shared<const object_transform>([](boost::json::value& value) {
+        if (auto* meta = metadata_of(value))
+          meta->erase("managedFields");
+      });
+  return the_one;
+}
+
+bool cuts_managed_fields(const object_transform* transform) noexcept {
+  static const object_transform* const the_one = drop_managed_fields().get();
+  return transform != nullptr && transform == the_one;
 }
 
 std::shared_ptr<const object_transform> drop_annotations(std::vector<std::string> keys) {
