@@ -86,6 +86,20 @@ bool needs_type(const object_scan& scan, const item_type* fill) {
   return fill && !fill->kind.empty() && missing(scan.kind) && missing(scan.api_version);
 }
 
+// Whether the cut would not do what the transform does on a tree: managedFields given twice (a
+// tree keeps the last, and the transform erases it), or a key in the metadata that may be
+// "managedFields" written with escapes (a letter can only be escaped as \uXXXX), which the scan
+// does not read as that name. Both are rare; the tree decides them.
+bool cut_in_doubt(const object_scan& scan, std::string_view scanned_text) {
+  if (scan.managed_fields_members > 1)
+    return true;
+  if (!scan.metadata.present)
+    return false;
+  const std::string_view metadata =
+      scanned_text.substr(scan.metadata.begin, scan.metadata.end - scan.metadata.begin);
+  return metadata.find("\\u") != std::string_view::npos;
+}
+
 error too_large(std::size_t bytes) {
   return make_error(errc::too_large, "an object of " + std::to_string(bytes) +
                                          " bytes is too large to keep (at most " +
@@ -325,8 +339,7 @@ result<object_ptr> object::from_text(std::string_view json_text, std::string_vie
   if (!scanned)
     return std::move(scanned).err();
   static const object_transform keep_as_is = [](json::value&) {};
-  // managedFields given twice: a tree keeps the last, and the transform erases it.
-  if (cut && scan.managed_fields_members > 1)
+  if (cut && cut_in_doubt(scan, padded_text))
     return parse_tree(json_text, *cut, fill_type);
   if (needs_type(scan, fill_type) && (scan.type_members || needs_escape(*fill_type))) {
     // "kind": "" or "apiVersion": null in the text: replaced in a tree, not duplicated.
@@ -363,7 +376,7 @@ result<object_ptr> object::from_scan(std::string_view buffer, const object_scan&
   const bool cut = cuts_managed_fields(transform);
   if (transform && *transform && !cut)
     return parse_tree(text, *transform, nullptr);
-  if (cut && scan.managed_fields_members > 1)
+  if (cut && cut_in_doubt(scan, buffer))
     return parse_tree(text, *transform, nullptr);
   if (auto obj = make(scan, text, scan.object.begin, {}, cut))
     return object_ptr(std::move(obj));
