@@ -880,7 +880,10 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
     while (!parser.is_done()) {
       if (!chunk) { // the first read, or the sink took the last buffer
         chunk.reset(new char[stream_read_bytes]);
-        prefault_for_write(chunk.get(), stream_read_bytes);
+        // A list or watch fills buffer after buffer; a short answer would map in pages it
+        // never writes.
+        if (streamed)
+          prefault_for_write(chunk.get(), stream_read_bytes);
       }
       auto [rec, n] = co_await conn->read_body_into(parser, chunk.get(), stream_read_bytes);
       if (rec == asio::error::eof && parser.is_done())
