@@ -49,7 +49,8 @@ std::string describe(const object& obj) {
 // is applied to a tree. Both must read the same metadata of any text, and the cut text's value
 // must be the received value less the member. (Its value is compared with `tree`, the received
 // text's, transformed: the tree path's text was written by Boost.JSON, whose number parsing does
-// not always read back the double it wrote.)
+// not always read back the double it wrote; a text the cut leaves to the tree must then be the
+// tree path's text.)
 void same_when_cut(std::string_view text, const boost::json::value& tree) {
   static const auto tree_strip =
       chain_transforms({drop_managed_fields(),
@@ -63,7 +64,9 @@ void same_when_cut(std::string_view text, const boost::json::value& tree) {
           "cutting managedFields reads other metadata than a tree");
   boost::json::value expected = tree;
   (*drop_managed_fields())(expected);
-  require((*by_cut)->tree() == expected, "cutting managedFields leaves another value than a tree");
+  // A text the cut leaves to the tree (object.cpp's cut_in_doubt) is the tree path's rewrite.
+  require((*by_cut)->tree() == expected || (*by_cut)->json_text() == (*by_tree)->json_text(),
+          "cutting managedFields leaves another value than a tree");
 }
 
 } // namespace
