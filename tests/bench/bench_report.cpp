@@ -78,7 +78,7 @@ void print_table(std::ostream& out, const bench_results& r) {
 
   if (s.latency_events > 0) {
     out << "\nlatency (updates paced at " << s.latency_rate
-        << "/s; write started -> delta in the handler)\n";
+        << "/s; write started -> delta in the handler; writer at nice " << s.writer_nice << ")\n";
     row(out, "pace kept", "%.0f writes/s", r.latency_writes_per_second);
     row(out, "deltas timed", "%llu (%llu never arrived)",
         static_cast<unsigned long long>(r.latency.samples),
@@ -164,6 +164,7 @@ std::string json_line(const bench_results& r) {
   o["event_cpu_us_per_update"] = r.event_cpu_us_per_update();
   o["latency_events"] = s.latency_events;
   o["latency_rate"] = s.latency_rate;
+  o["latency_writer_nice"] = s.writer_nice;
   o["latency_writes_per_second"] = r.latency_writes_per_second;
   o["latency_samples"] = r.latency.samples;
   o["latency_missing"] = r.latency.missing;

@@ -24,6 +24,7 @@ struct bench_settings {
   std::uint64_t max_lag = 10'000;
   std::uint64_t latency_events = 50'000; // 0: no latency phase
   std::uint64_t latency_rate = 10'000;   // writes per second in the latency phase
+  int writer_nice = 19;                  // the latency phase's writer thread (thread_priority.hpp)
   std::size_t fanout_handlers = 16;      // 0 or 1: no fan-out phase
   bool relist = true;
   std::size_t limit_sample_lines = 32'768;

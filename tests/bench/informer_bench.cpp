@@ -2,13 +2,15 @@
 //
 //   informer_bench [--pods N] [--namespaces M] [--events E] [--pod-bytes B]
 //                  [--metadata-only] [--drop-managed-fields] [--drain-bursts] [--max-lag L]
-//                  [--latency-events E] [--latency-rate R] [--fanout-handlers H] [--no-relist]
+//                  [--latency-events E] [--latency-rate R] [--writer-nice N]
+//                  [--fanout-handlers H] [--no-relist]
 //                  [--limit-sample-lines S] [--seed X] [--timeout SECONDS]
 //
 // Loads N realistic pods into the simulator, then runs its phases in order:
 //   sync      the informer's sync (spawn to the handler's synced);
 //   events    E pod updates, their delivery rate and the informer's CPU per event;
-//   latency   updates paced at R/s, each one's time from write to handler (p50/p99/p999);
+//   latency   updates paced at R/s, each one's time from write to handler (p50/p99/p999), the
+//             writer on a thread of its own at nice N;
 //   relist    a forced 410: time until the store and the handler have converged, extra peak RSS;
 //   fan-out   H handlers, E updates again: the informer's CPU per event against one handler's.
 // Alongside, it parses the same JSON bytes with Boost.JSON alone: the limit any parsing client
@@ -29,6 +31,7 @@
 #include "tests/bench/parse_ceiling.hpp"
 #include "tests/bench/process_memory.hpp"
 #include "tests/bench/thread_cpu.hpp"
+#include "tests/bench/thread_priority.hpp"
 #include "tests/bench/update_pump.hpp"
 #include "tests/bench/watch_tap.hpp"
 
@@ -67,6 +70,8 @@ const char* usage =
     "  --max-lag L              writes the writer may be ahead of the handler (default 10000)\n"
     "  --latency-events E       updates of the latency phase; 0 skips it (default 50000)\n"
     "  --latency-rate R         their pace in writes per second (default 10000)\n"
+    "  --writer-nice N          nice value of their writer thread, 0 to 19 (default 19: the\n"
+    "                           writer stands for clients that run elsewhere)\n"
     "  --fanout-handlers H      handlers of the fan-out phase; 0 or 1 skips it (default 16)\n"
     "  --no-relist              skip the forced relist\n"
     "  --limit-sample-lines S   watch lines kept for the Boost.JSON limit (default 32768)\n"
@@ -112,6 +117,8 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
       problem = number(settings.latency_events);
     else if (flag == "--latency-rate")
       problem = number(settings.latency_rate);
+    else if (flag == "--writer-nice")
+      problem = number(settings.writer_nice);
     else if (flag == "--fanout-handlers")
       problem = number(settings.fanout_handlers);
     else if (flag == "--no-relist")
@@ -137,6 +144,8 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
     return std::string("--pods, --namespaces and --events must be at least 1");
   if (settings.latency_events > 0 && settings.latency_rate == 0)
     return std::string("--latency-rate must be at least 1");
+  if (settings.writer_nice < 0 || settings.writer_nice > 19)
+    return std::string("--writer-nice must be 0 to 19");
   if (settings.max_lag < 2 || settings.limit_sample_lines == 0 || settings.timeout_seconds == 0)
     return std::string("--max-lag must be at least 2, --limit-sample-lines and --timeout at "
                        "least 1");
@@ -411,7 +420,17 @@ void bench_run::latency() {
   pump.on_write = [&recorder](std::uint64_t version, latency_recorder::clock::time_point at) {
     recorder.written(version, at);
   };
-  auto written = run_pump(std::move(pump), next_phase_counter());
+  auto& delivered = next_phase_counter();
+  // On a thread of its own (thread_priority.hpp says why): its own heap, and a nice value that
+  // ends with it (raised, it cannot be lowered again without privilege; the main thread writes
+  // the later phases).
+  pump_stats written;
+  std::thread writer([&] {
+    if (auto problem = set_this_thread_nice(settings_.writer_nice); !problem.empty())
+      fail("the latency phase's writer: " + problem);
+    written = run_pump(std::move(pump), delivered);
+  });
+  writer.join();
   latency_.store(nullptr, std::memory_order_release);
   results_.latency = recorder.percentiles();
   results_.latency_writes_per_second = written.writes_per_second();
