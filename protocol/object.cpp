@@ -100,6 +100,16 @@ bool cut_in_doubt(const object_scan& scan, std::string_view scanned_text) {
   return metadata.find("\\u") != std::string_view::npos;
 }
 
+// A transform other than the managedFields cut: it works on a tree.
+bool needs_tree(const object_transform* transform) {
+  return transform && *transform && !cuts_managed_fields(transform);
+}
+
+// The transform when it is the cut, which works on the text as it is copied; null otherwise.
+const object_transform* text_cut(const object_transform* transform) {
+  return cuts_managed_fields(transform) ? transform : nullptr;
+}
+
 error too_large(std::size_t bytes) {
   return make_error(errc::too_large, "an object of " + std::to_string(bytes) +
                                          " bytes is too large to keep (at most " +
@@ -292,10 +302,9 @@ result<object_ptr> object::parse(std::string_view json_text, const object_transf
                                  const item_type* fill_type) {
   if (json_text.size() > max_object_bytes)
     return too_large(json_text.size());
-  if (transform && *transform && !cuts_managed_fields(transform))
+  if (needs_tree(transform))
     return parse_tree(json_text, *transform, fill_type);
-  return from_text(json_text, padded_scratch(json_text), fill_type,
-                   cuts_managed_fields(transform) ? transform : nullptr);
+  return from_text(json_text, padded_scratch(json_text), fill_type, text_cut(transform));
 }
 
 result<object_ptr> object::parse_tree(std::string_view json_text, const object_transform& transform,
@@ -325,11 +334,9 @@ result<object_ptr> object::parse_tree(std::string_view json_text, const object_t
 result<object_ptr> object::parse_padded(std::string_view json_text,
                                         const object_transform* transform,
                                         const item_type* fill_type) {
-  if (json_text.size() > max_object_bytes ||
-      (transform && *transform && !cuts_managed_fields(transform)))
+  if (json_text.size() > max_object_bytes || needs_tree(transform))
     return parse(json_text, transform, fill_type);
-  return from_text(json_text, json_text, fill_type,
-                   cuts_managed_fields(transform) ? transform : nullptr);
+  return from_text(json_text, json_text, fill_type, text_cut(transform));
 }
 
 result<object_ptr> object::from_text(std::string_view json_text, std::string_view padded_text,
@@ -373,12 +380,10 @@ result<object_ptr> object::from_scan(std::string_view buffer, const object_scan&
       buffer.substr(scan.object.begin, scan.object.end - scan.object.begin);
   if (text.size() > max_object_bytes)
     return too_large(text.size());
-  const bool cut = cuts_managed_fields(transform);
-  if (transform && *transform && !cut)
+  const object_transform* cut = text_cut(transform);
+  if (needs_tree(transform) || (cut && cut_in_doubt(scan, buffer)))
     return parse_tree(text, *transform, nullptr);
-  if (cut && cut_in_doubt(scan, buffer))
-    return parse_tree(text, *transform, nullptr);
-  if (auto obj = make(scan, text, scan.object.begin, {}, cut))
+  if (auto obj = make(scan, text, scan.object.begin, {}, cut != nullptr))
     return object_ptr(std::move(obj));
   return too_large(text.size());
 }
