@@ -426,8 +426,8 @@ void bench_run::latency() {
   // the later phases).
   pump_stats written;
   std::thread writer([&] {
-    if (auto problem = set_this_thread_nice(settings_.writer_nice); !problem.empty())
-      fail("the latency phase's writer: " + problem);
+    if (auto lowered = set_this_thread_nice(settings_.writer_nice); !lowered)
+      fail("the latency phase's writer: " + lowered.err().describe());
     written = run_pump(std::move(pump), delivered);
   });
   writer.join();

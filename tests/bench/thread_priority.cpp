@@ -7,13 +7,13 @@
 
 namespace kinformer::bench {
 
-std::string set_this_thread_nice(int nice) {
-  if (nice < 0 || nice > 19)
-    return "nice must be 0 to 19, not " + std::to_string(nice);
+status_result set_this_thread_nice(int nice) {
   // PRIO_PROCESS with a thread id sets that thread alone (setpriority(2), "Linux notes").
   if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0)
-    return std::string("setpriority: ") + std::strerror(errno);
-  return {};
+    return make_error(errc::invalid_argument, std::string("setpriority to nice ") +
+                                                  std::to_string(nice) + ": " +
+                                                  std::strerror(errno));
+  return ok_v;
 }
 
 } // namespace kinformer::bench

@@ -10,12 +10,11 @@
 // - on a thread of its own (a heap of its own, no brk), at nice 0: 0.63-0.79 ms;
 // - likewise at nice 19: 0.51-0.71 ms.
 
-#include <string>
+#include "protocol/result.hpp"
 
 namespace kinformer::bench {
 
-// Sets the calling thread's nice value (0 to 19; Linux keeps it per thread). Returns an error
-// message, or "" on success.
-std::string set_this_thread_nice(int nice);
+// Sets the calling thread's nice value (Linux keeps it per thread; the caller checks the range).
+status_result set_this_thread_nice(int nice);
 
 } // namespace kinformer::bench
