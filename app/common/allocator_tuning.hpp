@@ -1,20 +1,34 @@
 #pragma once
 // glibc's allocator, tuned for a process that keeps hundreds of MB of small objects it received
-// from the network.
+// from the network. Call tune_allocator() first thing in main(), before any thread starts:
+// kinformer's programs do, and so should a controller built on the library.
 //
-// Measured (kinformer-watch, 50,000 pods, 176 MB of JSON): with glibc's defaults about half of
-// the I/O thread's time went to growing its heap (a thread arena grows one mprotect call at a
-// time, 40,000 calls) and to 4 KB page faults. One arena, grown 64 MB at a time, took the sync
-// from 1.6 to 0.8-1.2 s of CPU.
+// Measured (informer_bench, 100,000 pods of 3.5 KB, 352 MB of list items): with glibc's
+// defaults a thread's arena grows one mprotect call at a time and shrinks again whenever its top
+// is free, 93,395 mprotect calls in one sync and 0.64-0.66 s of the informer's CPU. Heaps grown
+// 64 MB at a time, and trimmed only past that much: 37 calls, 0.57-0.61 s. (kinformer-watch,
+// 50,000 pods: 1.6 s of CPU before, 0.8-1.2 s after.)
 //
-// glibc reads these settings (GLIBC_TUNABLES) only at start-up, so the process re-executes
-// itself once with them set. A GLIBC_TUNABLES the user set is left alone, and
-// KINFORMER_MALLOC_TUNING=off turns this off.
+// The settings go through mallopt(), in this process only: GLIBC_TUNABLES would also reach every
+// program this one starts (a credential plugin, say). A GLIBC_TUNABLES of the user's own means
+// they tuned glibc themselves, and is left alone; KINFORMER_MALLOC_TUNING=off turns this off.
+
+#include <cstddef>
 
 namespace kinformer {
 
-// Call first thing in main(), before any thread starts. Returns only when the process keeps
-// running as it is (tuned already, opted out, or the re-exec failed).
-void tune_allocator_or_reexec(char** argv);
+struct allocator_tuning {
+  // How much more than it needs a heap grows by, and keeps when its top is freed (M_TOP_PAD).
+  // malloc_trim(0) still gives it all back (app/common/heap_trimmer.hpp).
+  std::size_t heap_growth_bytes = std::size_t{64} << 20;
+  // Arenas at most (M_ARENA_MAX); 0 keeps glibc's default (8 per core). One arena shares every
+  // freed chunk between all threads, which keeps a long-running process's heap smallest, but
+  // makes threads that allocate at once wait for each other.
+  int max_arenas = 0;
+};
+
+// Applies `tuning`. Returns false, having changed nothing, when GLIBC_TUNABLES is set or
+// KINFORMER_MALLOC_TUNING=off; true otherwise.
+bool tune_allocator(const allocator_tuning& tuning = {});
 
 } // namespace kinformer

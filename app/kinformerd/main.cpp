@@ -19,7 +19,7 @@
 using namespace kinformer;
 
 int main(int argc, char** argv) {
-  tune_allocator_or_reexec(argv);
+  tune_allocator({.max_arenas = 1}); // one arena: the smallest heap (allocator_tuning.hpp)
   auto config = service::parse_command_line(argc, argv);
   if (!config) {
     std::cerr << "kinformerd: " << config.err().describe() << "\n"

@@ -347,7 +347,7 @@ private:
 } // namespace
 
 int main(int argc, char** argv) {
-  tune_allocator_or_reexec(argv);
+  tune_allocator({.max_arenas = 1}); // one arena: the smallest heap (allocator_tuning.hpp)
   int exit_code = 0;
   auto parsed = parse_command_line(argc, argv, exit_code);
   if (!parsed)

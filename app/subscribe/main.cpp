@@ -62,7 +62,7 @@ bool read_secret(const std::string& path, std::string& out) {
 } // namespace
 
 int main(int argc, char** argv) {
-  tune_allocator_or_reexec(argv);
+  tune_allocator({.max_arenas = 1}); // one arena: the smallest heap (allocator_tuning.hpp)
   std::string connect, secret_file;
   remote_tls tls;
   bool plaintext = false;

@@ -59,7 +59,7 @@ int fail(const std::string& message) {
 } // namespace
 
 int main(int argc, char** argv) {
-  tune_allocator_or_reexec(argv);
+  tune_allocator({.max_arenas = 1}); // one arena: the smallest heap (allocator_tuning.hpp)
   arguments args;
   CLI::App app(description, "kinformer-watch");
   add_connection_flags(app, args.client);

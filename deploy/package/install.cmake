@@ -17,14 +17,15 @@ install(TARGETS ${kinformer_library_targets} EXPORT kinformerTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kinformer)
 install(TARGETS kinformerd kubesim kinformer-watch kinformer-subscribe
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The library's headers, in their tree: protocol/, actors/ and the kubectl-style flags and stop
-# signals (kinformer::cli); the rest of app/ and tests/ are not part of it.
+# The library's headers, in their tree: protocol/, actors/ and the kubectl-style flags, stop
+# signals and allocator tuning (kinformer::cli); the rest of app/ and tests/ are not part of it.
 foreach(dir protocol actors)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kinformer/${dir}
     FILES_MATCHING PATTERN "*.hpp")
 endforeach()
 install(FILES
+  ${PROJECT_SOURCE_DIR}/app/common/allocator_tuning.hpp
   ${PROJECT_SOURCE_DIR}/app/common/client_flags.hpp
   ${PROJECT_SOURCE_DIR}/app/common/stop_signals.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kinformer/app/common)

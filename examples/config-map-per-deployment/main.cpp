@@ -11,6 +11,7 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/cache.hpp"
+#include "app/common/allocator_tuning.hpp"
 #include "app/common/client_flags.hpp"
 #include "app/common/stop_signals.hpp"
 #include "protocol/http/api_client.hpp"
@@ -40,6 +41,7 @@ std::string host_name() {
 } // namespace
 
 int main(int argc, char** argv) {
+  tune_allocator(); // before any thread starts: the cache keeps every Deployment and ConfigMap
   CLI::App app{"Keeps a ConfigMap <deployment>-info per Deployment (a kinformer example)."};
   client_flags flags;
   std::size_t workers = 2;

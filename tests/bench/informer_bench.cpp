@@ -19,6 +19,7 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
 #include "actors/informer.hpp"
+#include "app/common/allocator_tuning.hpp"
 #include "app/kubesim/object_generator.hpp"
 #include "app/kubesim/simulator.hpp"
 #include "app/kubesim/storage.hpp"
@@ -517,6 +518,10 @@ void bench_run::check() {
 } // namespace
 
 int main(int argc, char** argv) {
+  // As the library's users are told to (allocator_tuning.hpp). Not one arena, as kinformer's
+  // programs keep: the simulator shares this process, and its I/O thread would then take turns
+  // with the informer's decode thread at the one arena's lock, which no API server does.
+  tune_allocator();
   bench_results results;
   if (auto problem = parse_arguments(argc, argv, results.settings)) {
     if (problem->empty()) {
