@@ -81,6 +81,9 @@ struct reflector_state {
   bool forwarded = false;
 
   steady_clock::time_point list_started{};
+  // Once the first list has synced the informer, later lists replace objects: their memory is no
+  // longer fresh (list_request::into_fresh_memory).
+  bool synced_once = false;
   // Events (and bookmarks) sent to the informer that it has not acknowledged.
   std::uint64_t in_flight = 0;
 };
@@ -152,6 +155,7 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   request.metadata_only = st.config.metadata_only;
   request.transform = st.config.transform.get();
   request.expect = st.expect.get();
+  request.into_fresh_memory = !st.synced_once;
   // Items go on as they are decoded (on_items_batch at a time), so an unpaged list of a million
   // objects is never held whole; they arrive before the request's final callback, whose page
   // carries the rest.
@@ -424,6 +428,7 @@ void execute(reflector_pointer self, const watcher_action& action) {
           self->delayed_send(self, a.delay, atoms::timer_atom::value, a.session);
         } else if constexpr (std::is_same_v<A, mark_synced>) {
           // The informer knows it has synced when the first replace arrives.
+          st.synced_once = true;
         }
       },
       action);

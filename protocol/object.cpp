@@ -1,6 +1,7 @@
 #include "protocol/object.hpp"
 
 #include "protocol/object_scan.hpp"
+#include "protocol/prefault.hpp"
 #include "protocol/transforms.hpp"
 
 #include <boost/json.hpp>
@@ -40,6 +41,7 @@ struct tail_allocator {
   T* allocate(std::size_t n) {
     const std::size_t head = n * sizeof(T);
     char* block = static_cast<char*>(::operator new(head + pending_tail.tail_bytes));
+    note_bulk_allocation(block, head + pending_tail.tail_bytes); // a list's objects: map ahead
     pending_tail.tail = block + head;
     pending_tail.block_bytes = head + pending_tail.tail_bytes;
     return reinterpret_cast<T*>(block);

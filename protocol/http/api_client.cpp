@@ -9,10 +9,10 @@
 #include "protocol/refusal.hpp"
 
 #include "protocol/http/decode_worker.hpp"
-#include "protocol/http/prefault.hpp"
 #include "protocol/http/tls_client.hpp"
 #include "protocol/line_splitter.hpp"
 #include "protocol/list_decoder.hpp"
+#include "protocol/prefault.hpp"
 #include "protocol/retry_after.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -945,13 +945,14 @@ struct list_decoding {
       : decoder(decode_options{request.transform, request.expect}, max_item_bytes),
         on_items(request.on_items),
         on_items_batch(std::max<std::size_t>(request.on_items_batch, 1)),
-        on_continue(request.on_continue) {}
+        on_continue(request.on_continue), into_fresh_memory(request.into_fresh_memory) {}
 
   list_decoder decoder;
   std::vector<object_ptr> items;
   std::function<void(std::vector<object_ptr>&&)> on_items;
   std::size_t on_items_batch;
   std::function<void(const std::string&)> on_continue; // null once called
+  bool into_fresh_memory;
   // Set by the decode thread; the I/O thread reads `failed` to stop receiving. `failure` is read
   // only on the decode thread (by the list's last job).
   std::atomic<bool> failed{false};
@@ -960,6 +961,7 @@ struct list_decoding {
   void feed(std::string_view bytes) {
     if (failed)
       return;
+    const bulk_allocation_scope objects_in_bulk(into_fresh_memory);
     if (auto fed = decoder.feed(bytes, items); !fed) {
       failure = std::move(fed).err();
       failed = true;

@@ -136,6 +136,11 @@ struct list_request {
   // its items (the API server writes metadata first), as soon as the items begin; not called
   // when there is none. A pager can then ask for the next page while this one still arrives.
   std::function<void(const std::string&)> on_continue;
+  // The items go into memory the process has not used yet (an informer's first list): the
+  // decode thread maps the heap in ahead of them, a window at a time (protocol/prefault.hpp).
+  // Measured on informer_bench's sync of 100,000 pods: 0.59-0.66 s of CPU without, 0.53-0.59 s
+  // with. Not for a relist, whose objects mostly fill chunks freed between live ones.
+  bool into_fresh_memory = false;
 };
 
 // Exactly one call per list, on the client's decode thread once a body came (after its last
