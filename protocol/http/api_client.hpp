@@ -138,8 +138,8 @@ struct list_request {
   std::function<void(const std::string&)> on_continue;
   // The items go into memory the process has not used yet (an informer's first list): the
   // decode thread maps the heap in ahead of them, a window at a time (protocol/prefault.hpp).
-  // Measured on informer_bench's sync of 100,000 pods: 0.59-0.66 s of CPU without, 0.53-0.59 s
-  // with. Not for a relist, whose objects mostly fill chunks freed between live ones.
+  // (Measured: prefault.hpp.) Not for a relist, whose objects mostly fill chunks freed between
+  // live ones.
   bool into_fresh_memory = false;
 };
 
