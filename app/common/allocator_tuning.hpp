@@ -5,9 +5,9 @@
 //
 // Measured (informer_bench, 100,000 pods of 3.5 KB, 352 MB of list items): with glibc's
 // defaults a thread's arena grows one mprotect call at a time and shrinks again whenever its top
-// is free, 93,395 mprotect calls in one sync and 0.64-0.66 s of the informer's CPU. Heaps grown
-// 64 MB at a time, and trimmed only past that much: 37 calls, 0.57-0.61 s. (kinformer-watch,
-// 50,000 pods: 1.6 s of CPU before, 0.8-1.2 s after.)
+// is free, 93,395 mprotect calls in one sync and 0.62-0.66 s of the informer's CPU (six runs).
+// Heaps grown 64 MB at a time, and trimmed only past that much: 37 calls, 0.57-0.61 s (eight
+// runs). (kinformer-watch, 50,000 pods, with one arena too: 1.6 s of CPU before, 0.8-1.2 s.)
 //
 // The settings go through mallopt(), in this process only: GLIBC_TUNABLES would also reach every
 // program this one starts (a credential plugin, say). A GLIBC_TUNABLES of the user's own means
