@@ -43,9 +43,10 @@ constexpr std::size_t max_heap_block = std::size_t{64} << 10;
 // How far up a thread's blocks have been looked at in one 64 MB region of the address space: the
 // end of the last window mapped in, or of the last block found in memory already mapped. A heap
 // grows upwards, so its fresh memory lies above that; below are the windows already mapped and
-// the chunks freed between live objects (which, in a process whose threads share one arena, a
-// list's objects fill one in a few), and neither is worth a system call. Per region, because a
-// thread arena's next heap is mapped wherever the kernel puts it, often below the last one.
+// the chunks freed between live objects, and neither is worth a system call (in kinformer-watch,
+// whose threads share one arena, a draft that asked about every block outside its last window
+// made 39,865 mincore calls in a sync of 50,000 pods; this, 987). Per region, because a thread
+// arena's next heap is mapped wherever the kernel puts it, often below the last one.
 struct region_frontier {
   std::uintptr_t region = 0; // its number: an address over heap_alignment
   std::uintptr_t frontier = 0;
