@@ -1,4 +1,5 @@
 #include "protocol/object_scan.hpp"
+#include "protocol/object_scan_structural.hpp"
 #include "protocol/object_scan_validate.hpp"
 
 namespace kinformer {
@@ -6,9 +7,8 @@ namespace kinformer {
 // One implementation of the scans per simdjson kernel (object_scan_kernel.ipp).
 #define KINFORMER_DECLARE_SCAN_KERNEL(ns)                                                          \
   namespace ns {                                                                                   \
-  bool read_validated_object(std::string_view, object_scan&, int);                                 \
   status_result walk_object(std::string_view, object_scan&);                                       \
-  status_result walk_watch_line(std::string_view, watch_line_scan&, bool);                         \
+  status_result walk_watch_line(std::string_view, watch_line_scan&);                               \
   std::optional<std::string> scan_field(std::string_view, std::string_view);                       \
   }
 KINFORMER_DECLARE_SCAN_KERNEL(generic_kernel)
@@ -66,8 +66,8 @@ void object_scan::clear() {
 
 status_result scan_object(std::string_view padded_text, object_scan& out) {
   // A metadata field of the wrong type fails the read: the full walk then says which.
-  if (auto members = validate_object_fast(padded_text);
-      members && KINFORMER_SCAN_WITH(read_validated_object(padded_text, out, *members)))
+  if (auto validated = validate_object_fast(padded_text);
+      validated && read_structural_object(padded_text, *validated, out))
     return ok_v;
   return KINFORMER_SCAN_WITH(walk_object(padded_text, out));
 }
@@ -77,15 +77,14 @@ status_result scan_object_walking(std::string_view padded_text, object_scan& out
 }
 
 status_result scan_watch_line(std::string_view padded_line, watch_line_scan& out) {
-  if (validate_fast(padded_line)) {
-    if (auto read = KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out, true)); read.ok())
-      return read;
-  }
-  return KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out, false));
+  if (auto structurals = validate_fast(padded_line);
+      structurals && read_structural_watch_line(padded_line, *structurals, out))
+    return ok_v;
+  return KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out));
 }
 
 status_result scan_watch_line_walking(std::string_view padded_line, watch_line_scan& out) {
-  return KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out, false));
+  return KINFORMER_SCAN_WITH(walk_watch_line(padded_line, out));
 }
 
 std::optional<std::string> scan_field(std::string_view padded_text, std::string_view dotted_path) {

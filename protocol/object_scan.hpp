@@ -1,8 +1,9 @@
 #pragma once
 // Validates all of an object's JSON text and finds the metadata the store, indexes and selectors
 // need, as byte ranges into the text: no tree is built. simdjson's DOM parser validates the text,
-// then an On-Demand walk reads only the metadata; texts the DOM parser leaves in doubt (invalid,
-// large, deep, or with a zero double) are walked whole, every value checked.
+// then only the metadata is read, over the structural positions the parser found; texts the DOM
+// parser leaves in doubt (invalid, large, deep, or with a zero double) are walked whole
+// On-Demand, every value checked.
 //
 // The text must be readable SIMDJSON_PADDING (64) bytes past its end: simdjson reads ahead in
 // 64-byte blocks. Whatever those bytes hold does not matter. simdjson stays inside

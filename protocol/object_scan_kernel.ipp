@@ -4,6 +4,7 @@
 // (KINFORMER_SCAN_KERNEL), and object_scan.cpp picks one at run time.
 
 #include "protocol/object_scan.hpp"
+#include "protocol/object_scan_cut.hpp"
 
 #include <simdjson.h>
 
@@ -46,9 +47,8 @@ const char* type_name(od::json_type type) {
   return "unknown";
 }
 
-// Walks one document. Every value is visited and validated (simdjson's On-Demand front end
-// checks only what it is asked for; asking for everything makes it a validating parser), unless
-// the text was validated before (validated_): then only what is recorded is read.
+// Walks one document. Every value is visited and validated: simdjson's On-Demand front end
+// checks only what it is asked for, and asking for everything makes it a validating parser.
 class walker {
 public:
   walker(std::string_view text, object_scan& out)
@@ -57,19 +57,14 @@ public:
   // The first error, ready to return.
   error failure() const { return make_error(code_, message_); }
 
-  // With `stop_after` >= 0, returns once that many members named kind, apiVersion or metadata
-  // have been read: the rest of the object is then neither read nor checked.
-  bool object_root(od::object root, const char* first_byte, int stop_after = -1) {
+  bool object_root(od::object root, const char* first_byte) {
     out_.object.begin = static_cast<std::size_t>(first_byte - base_);
     out_.object.present = true;
-    int read = 0;
     for (auto member : root) {
       od::field field;
       if (!ok(std::move(member).get(field)))
         return false;
       out_.has_members = true;
-      if (read == stop_after)
-        return true;
       const od::raw_json_string key = field.key();
       if (!check_key(field))
         return false;
@@ -89,10 +84,7 @@ public:
           return false;
       } else if (!any(value, 2)) {
         return false;
-      } else {
-        continue;
       }
-      ++read;
     }
     return true;
   }
@@ -116,11 +108,8 @@ public:
     return false;
   }
 
-  // Validates any value and whatever it contains. Once the text is known valid, a value is left
-  // unread: simdjson skips it when the walk moves on.
+  // Validates any value and whatever it contains.
   bool any(od::value& value, int depth) {
-    if (validated_)
-      return true;
     if (depth > max_depth)
       return invalid_json("nesting deeper than " + std::to_string(max_depth));
     od::json_type type;
@@ -214,10 +203,7 @@ public:
   }
 
   // Decoding a key consumes it in the field, so callers read field.key() before this.
-  bool check_key(od::field& field) { return validated_ || check_key(field, nullptr); }
-
-  // The text was validated whole before the walk: it only reads what it records.
-  bool validated_ = false;
+  bool check_key(od::field& field) { return check_key(field, nullptr); }
 
 private:
   // The bytes between a string token's quotes. raw_json_token() runs to the next token, so
@@ -282,7 +268,11 @@ private:
     if (!ok(field.unescaped_key().get(decoded)))
       return false;
     if (record) {
+      const char* end = raw; // the closing quote: the first one no backslash escapes
+      while (*end != '"')
+        end += *end == '\\' ? 2 : 1;
       record->begin = static_cast<std::size_t>(raw - base_);
+      record->size = static_cast<std::size_t>(end - raw);
       record->present = true;
       record->escaped = true;
       record->unescaped.assign(decoded);
@@ -315,7 +305,7 @@ private:
         return false;
       const char* quote = key.raw() - 1;
       if (managed_fields_key != nullptr) {
-        record_managed_fields(managed_fields_key, quote);
+        out_.managed_fields = member_cut(base_, managed_fields_key, quote);
         managed_fields_key = nullptr;
       }
       if (key == "managedFields") {
@@ -350,30 +340,8 @@ private:
     if (!end_of(out_.metadata))
       return false;
     if (managed_fields_key != nullptr) // the last member: it ends before the closing brace
-      record_managed_fields(managed_fields_key, base_ + out_.metadata.end - 1);
+      out_.managed_fields = member_cut(base_, managed_fields_key, base_ + out_.metadata.end - 1);
     return true;
-  }
-
-  // Records what removes the member whose key begins at `key` and whose value ends, but for
-  // whitespace and at most one comma, at `next` (the next member's key or the closing brace).
-  // Not the first member: from the comma before it to its value's end. The first: from its key
-  // to the next member's key, or to its value's end when it is the only one.
-  void record_managed_fields(const char* key, const char* next) {
-    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-    auto back_over_space = [&](const char* p) {
-      while (space(p[-1]))
-        --p;
-      return p; // one past the last byte that is not space
-    };
-    const char* value_end = back_over_space(next);
-    const bool followed = value_end[-1] == ',';
-    if (followed)
-      value_end = back_over_space(value_end - 1);
-    const char* before = back_over_space(key) - 1; // ',' or the metadata's '{'
-    const char* begin = *before == ',' ? before : key;
-    const char* end = *before == ',' || !followed ? value_end : next;
-    out_.managed_fields = {static_cast<std::size_t>(begin - base_),
-                           static_cast<std::size_t>(end - base_), true};
   }
 
   // Records one past the closing brace of the value just iterated: the parser now stands on the
@@ -545,27 +513,6 @@ simdjson::error_code start(std::string_view padded, od::document& doc) {
 
 } // namespace
 
-// Reads the metadata of an object validate_object_fast() accepted. False only when the walk
-// finds a metadata field of the wrong type: the full walk then says which.
-bool read_validated_object(std::string_view padded_text, object_scan& out, int stop_after) {
-  out.clear();
-  walker w(padded_text, out);
-  w.validated_ = true;
-  od::document doc;
-  if (!w.ok(start(padded_text, doc)))
-    return false;
-  w.parent_ = &doc;
-  std::string_view token;
-  od::object root;
-  if (!w.ok(doc.raw_json_token().get(token)) || !w.ok(doc.get_object().get(root)) ||
-      !w.object_root(root, token.data(), stop_after))
-    return false;
-  out.object.end = padded_text.size();
-  while (out.object.end > 0 && padded_text[out.object.end - 1] != '}')
-    --out.object.end;
-  return true;
-}
-
 status_result walk_object(std::string_view padded_text, object_scan& out) {
   out.clear();
   walker w(padded_text, out);
@@ -592,14 +539,13 @@ status_result walk_object(std::string_view padded_text, object_scan& out) {
   return ok_v;
 }
 
-status_result walk_watch_line(std::string_view padded_line, watch_line_scan& out, bool validated) {
+status_result walk_watch_line(std::string_view padded_line, watch_line_scan& out) {
   out.type.clear();
   out.object_is_object = false;
   out.object_found = "nothing";
   out.failed_in_object = false;
   out.object.clear();
   walker w(padded_line, out.object);
-  w.validated_ = validated;
   od::document doc;
   if (!w.ok(start(padded_line, doc)))
     return w.failure();

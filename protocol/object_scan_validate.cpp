@@ -42,29 +42,43 @@ bool may_hold_zero_double(const simdjson::dom::document& doc) {
   return found;
 }
 
-bool parse(std::string_view padded, simdjson::dom::element& root) {
+// The parser that accepted the text, or null.
+simdjson::dom::parser* parse(std::string_view padded, simdjson::dom::element& root) {
   simdjson::dom::parser* parser = padded.size() <= max_bytes ? thread_parser() : nullptr;
-  return parser &&
-         parser->parse(padded.data(), padded.size(), false).get(root) == simdjson::SUCCESS &&
-         !may_hold_zero_double(parser->doc);
+  if (parser && parser->parse(padded.data(), padded.size(), false).get(root) == simdjson::SUCCESS &&
+      !may_hold_zero_double(parser->doc))
+    return parser;
+  return nullptr;
+}
+
+// The first stage's positions, which stay in the parser after the second stage has used them
+// (`implementation` is public for such access, though documented as private: Debian's 3.0.1 is
+// the version this is built against). The size that follows the last position is included.
+structural_positions structurals(const simdjson::dom::parser& parser) {
+  const auto& stage1 = *parser.implementation;
+  return {stage1.structural_indexes.get(), stage1.n_structural_indexes + std::size_t{1}};
 }
 
 } // namespace
 
-bool validate_fast(std::string_view padded) {
+std::optional<structural_positions> validate_fast(std::string_view padded) {
   simdjson::dom::element root;
-  return parse(padded, root);
+  if (simdjson::dom::parser* parser = parse(padded, root))
+    return structurals(*parser);
+  return std::nullopt;
 }
 
-std::optional<int> validate_object_fast(std::string_view padded) {
+std::optional<validated_object> validate_object_fast(std::string_view padded) {
   simdjson::dom::element element;
   simdjson::dom::object root;
-  if (!parse(padded, element) || element.get_object().get(root) != simdjson::SUCCESS)
+  simdjson::dom::parser* parser = parse(padded, element);
+  if (!parser || element.get_object().get(root) != simdjson::SUCCESS)
     return std::nullopt;
-  int read_by_the_walk = 0;
+  validated_object validated{0, structurals(*parser)};
   for (auto [key, value] : root)
-    read_by_the_walk += key == "kind" || key == "apiVersion" || key == "metadata";
-  return read_by_the_walk;
+    validated.type_and_metadata_members +=
+        key == "kind" || key == "apiVersion" || key == "metadata";
+  return validated;
 }
 
 } // namespace kinformer

@@ -212,6 +212,27 @@ TEST_CASE("the fast path reads what the full walk reads, and fails where it fail
       R"({"metadata":{"generation":null,"ownerReferences":null,"annotations":{}}})",
       R"({"apiVersion":"v1","metadata":{"name":"x"},"spec":{"zero":0.0,"tiny":4e-400}})",
       R"({"metadata":{"name":"x","ownerReferences":[{"controller":"yes","name":"o"}]}})",
+      // Integers at the edges of 64 bits, and a negative zero.
+      R"({"metadata":{"generation":9223372036854775807}})",
+      R"({"metadata":{"generation":-9223372036854775808}})",
+      R"({"metadata":{"generation":-0,"name":"z"}})",
+      // managedFields first, last, alone, repeated, and around whitespace.
+      R"({"metadata":{"managedFields":[{"manager":"m"}],"name":"a"}})",
+      R"({"metadata":{"name":"a","managedFields":[{"manager":"m"}]}})",
+      R"({"metadata":{"managedFields":[]}})",
+      R"({"metadata":{"managedFields":null,"name":"a","managedFields":[{"a":[1,{}]}]}})",
+      " { \"metadata\" : { \"name\" : \"a\" ,\n \"managedFields\" : [ { } ] ,\t"
+      "\"uid\" : \"u\" } , \"kind\" : \"K\" } ",
+      // Escapes in keys and values that are recorded: kubectl apply's annotation among them.
+      R"({"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":)"
+      R"("{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}\n"},"labels":{"a\\b\"c":"\ud83d\ude00"}}})",
+      R"({"kind":"P\u006fd","metadata":{"name":"\/x","namespace":"\t","uid":"\"",)"
+      R"("ownerReferences":[{"k\u0069nd":"x","kind":"R\u0053","name":"o"}]}})",
+      // What the read skips: empty and nested containers, every kind of scalar.
+      R"({"spec":{"a":[],"b":{},"c":[[{}],{"d":[]}],"e":[true,false,null,-1.5e-3,"s"]},)"
+      R"("metadata":{"x":[{"y":{}}],"labels":{},"name":"n"},"status":[]})",
+      R"({"kind":null,"apiVersion":null,"metadata":{"name":null,"ownerReferences":[]}})",
+      R"({"metadata":{"ownerReferences":[{},{"controller":false,"blockOwnerDeletion":true}]}})",
       // Wrong metadata types: the fast read fails, the walk says why.
       R"({"metadata":{"name":1}})",
       R"({"metadata":[]})",
@@ -220,6 +241,15 @@ TEST_CASE("the fast path reads what the full walk reads, and fails where it fail
       R"({"metadata":{"ownerReferences":[1]}})",
       R"({"metadata":{"generation":"1"}})",
       R"({"metadata":{"generation":1.5}})",
+      R"({"metadata":{"generation":1e3}})",
+      R"({"metadata":{"generation":9223372036854775808}})",
+      R"({"metadata":{"generation":-9223372036854775809}})",
+      R"({"metadata":{"generation":true}})",
+      R"({"metadata":{"annotations":{"a":null}}})",
+      R"({"metadata":{"ownerReferences":{}}})",
+      R"({"metadata":{"ownerReferences":[{"name":2}]}})",
+      R"({"kind":"K","apiVersion":7,"metadata":{}})",
+      R"({"metadata":"x"})",
       // Not JSON, or not an object.
       R"({"a":4e-99999999999})",
       // Past simdjson's slow path's exponent cap, some 65,000 digits offset an exponent Boost.JSON
@@ -240,10 +270,17 @@ TEST_CASE("the fast path is taken for a usual object and left for what the walk 
   const std::string pod =
       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},)"
       R"("spec":{"priority":0,"weight":0.5,"ok":true,"none":null,"ports":[{"p":-80}]}})";
-  CHECK(validate_object_fast(pod) == 3);
-  CHECK(validate_object_fast(R"({"kind":"A","kind":"B","spec":{}})") == 2);
-  CHECK(validate_object_fast("{}") == 0);
+  CHECK(validate_object_fast(pod)->type_and_metadata_members == 3);
+  CHECK(validate_object_fast(R"({"kind":"A","kind":"B","spec":{}})")->type_and_metadata_members ==
+        2);
+  CHECK(validate_object_fast("{}")->type_and_metadata_members == 0);
   CHECK(validate_fast(R"({"type":"ADDED","object":{"metadata":{}}})"));
+  // The positions the read goes by: every structural character and scalar, then the size.
+  const std::string small = R"( {"a": [1, "b"], "c" :null})";
+  const auto positions = validate_fast(small);
+  REQUIRE(positions);
+  CHECK(std::vector<std::uint32_t>(positions->begin(), positions->end()) ==
+        std::vector<std::uint32_t>{1, 2, 5, 7, 8, 9, 11, 14, 15, 17, 21, 22, 26, 27});
   for (const std::string& doubt :
        {std::string(R"({"a":123456789012345678901234567890})"), // beyond 64 bits: simdjson refuses
         std::string(R"({"a":0.0})"), std::string(R"({"a":4e-400})"), std::string(R"({"a":1,})"),
@@ -270,6 +307,16 @@ TEST_CASE("a watch line's fast path reads what the full walk reads, and fails wh
       R"({"type":"ADDED","object":{"metadata":{"labels":{"a":1}}}})",
       R"({"type":"ADDED","object":{"metadata":{"name":"x"}} )",
       R"({"type":"ADDED","object":{"a":0.0}})",
+      R"({"type":"ADD\u0045D","object":)" + pod + "}",
+      R"({"type":"ADDED","type":{"a":[]},"object":)" + pod + "}",
+      R"({"type":"ADDED","object":)" + pod + R"(,"object":null})",
+      R"({"type":"ADDED","object":[],"object":)" + pod + "}",
+      R"({"type":"ADDED","object":{}})",
+      R"({"type":"ADDED","object":{"metadata":{"annotations":{"a":"\"q\""}}}})",
+      R"({"type":"ADDED","object":{"metadata":{"generation":0.5}}})",
+      R"({"type":"ADDED"})",
+      R"({})",
+      R"("ADDED")",
       R"(["ADDED"])",
   };
   for (const auto& line : lines) {

@@ -48,6 +48,8 @@ inline std::string describe_scan(std::string_view text, const object_scan& scan)
   out += '#';
   describe_range(out, scan.object);
   describe_range(out, scan.metadata);
+  describe_range(out, scan.managed_fields);
+  out += std::to_string(scan.managed_fields_members) + '|';
   out += scan.has_members ? 'm' : '-';
   out += scan.type_members ? 't' : '-';
   out += std::to_string(scan.escaped_bytes);
