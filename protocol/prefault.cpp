@@ -1,5 +1,6 @@
 #include "protocol/prefault.hpp"
 
+#include <atomic>
 #include <cstdint>
 
 #include <sys/mman.h>
@@ -67,6 +68,7 @@ struct bulk_state {
   }
 };
 thread_local bulk_state bulk;
+std::atomic<std::uint64_t> scopes_opened{0};
 
 bool page_resident(std::uintptr_t page) noexcept {
   unsigned char flags = 0;
@@ -85,8 +87,14 @@ void prefault_for_write(char* data, std::size_t size) noexcept {
 }
 
 bulk_allocation_scope::bulk_allocation_scope(bool open) noexcept : open_(open) {
-  if (open_)
-    ++bulk.scopes;
+  if (!open_)
+    return;
+  ++bulk.scopes;
+  scopes_opened.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint64_t bulk_allocation_scopes_opened() noexcept {
+  return scopes_opened.load(std::memory_order_relaxed);
 }
 
 // The frontier outlives the scope: the HTTP client opens one per piece of the body it decodes,

@@ -8,6 +8,7 @@
 // the kernel lacks the call, nothing happens and the writes fault as before.
 
 #include <cstddef>
+#include <cstdint>
 
 namespace kinformer {
 
@@ -31,6 +32,10 @@ public:
 private:
   bool open_;
 };
+
+// How many scopes have been opened (not merely constructed) in this process: which lists were
+// decoded into fresh memory, for tests and diagnostics.
+std::uint64_t bulk_allocation_scopes_opened() noexcept;
 
 // Called with each block an object is made in, before it is written. Inside a
 // bulk_allocation_scope, for a block past the highest address it has looked at on this thread:

@@ -17,6 +17,7 @@
 #include "app/kubesim/simulator.hpp"
 #include "app/kubesim/storage.hpp"
 #include "protocol/http/api_client.hpp"
+#include "protocol/prefault.hpp"
 #include "tests/support/delta_recorder.hpp"
 #include "tests/support/request_log.hpp"
 
@@ -826,6 +827,31 @@ TEST_CASE("a forced relist with no changes delivers nothing to a handler without
             std::vector<sim::request_record>(records.begin() + static_cast<std::ptrdiff_t>(before),
                                              records.end()),
             converged, "unchanged objects only to handlers whose resync is due");
+}
+
+// The first list's objects go into memory the process has not used, which the decode thread maps
+// in ahead of them (protocol/prefault.hpp); a relist's fill chunks freed between live objects,
+// where mapping ahead would take back pages the heap trimmer gave away.
+TEST_CASE("only the first list is decoded into fresh memory, not a relist") {
+  fixture f;
+  for (int i = 0; i < 12; ++i)
+    f.create(i);
+  const auto before_sync = bulk_allocation_scopes_opened();
+  delta_recorder rec;
+  auto inf = f.start(f.config_maps_config(), rec);
+  REQUIRE(rec.wait_for(synced));
+  REQUIRE(f.log.wait_for([](const auto& rs) { return count_of(rs, request_verb::watch) == 1; }));
+  const auto after_sync = bulk_allocation_scopes_opened();
+  CHECK(after_sync > before_sync);
+
+  f.store().fail_next_watches(1);
+  f.server.drop_watches();
+  REQUIRE(f.log.wait_for(watch_open_after(410)));
+  f.update(5, "after-relist");
+  REQUIRE(f.converges(rec));
+  auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
+  REQUIRE(stats.relists == 1);
+  CHECK(bulk_allocation_scopes_opened() == after_sync);
 }
 
 TEST_CASE("a blocked handler counts every creation and every deletion once unblocked") {

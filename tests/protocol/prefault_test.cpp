@@ -169,19 +169,24 @@ TEST_CASE("outside a bulk allocation scope, nothing is mapped in ahead") {
   const auto counts = on_new_thread([&](std::vector<std::size_t>& out) {
     note_bulk_allocation(pages.data, 3000);
     out.push_back(resident_count(pages));
+    const auto opened_before = bulk_allocation_scopes_opened();
     const bulk_allocation_scope closed(false);
     note_bulk_allocation(pages.data, 3000);
     out.push_back(resident_count(pages));
+    out.push_back(bulk_allocation_scopes_opened() - opened_before);
     const bulk_allocation_scope outer;
     {
       const bulk_allocation_scope inner; // scopes nest: the outer one stays open
     }
     note_bulk_allocation(pages.data, 100);
     out.push_back(resident_count(pages));
+    out.push_back(bulk_allocation_scopes_opened() - opened_before);
   });
   CHECK(counts[0] == 0);
   CHECK(counts[1] == 0);
-  CHECK(counts[2] == (kernel_populates() ? 16 : 0));
+  CHECK(counts[2] == 0); // a closed scope is not counted as opened
+  CHECK(counts[3] == (kernel_populates() ? 16 : 0));
+  CHECK(counts[4] == 2);
 }
 
 TEST_CASE("a block in memory already mapped in maps nothing more") {
