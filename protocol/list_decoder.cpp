@@ -3,6 +3,7 @@
 #include "protocol/object_check.hpp"
 
 #include "protocol/json_nesting.hpp"
+#include "protocol/json_value_kind.hpp"
 #include "protocol/object_scan.hpp"
 
 #if defined(__SSE2__)
@@ -35,22 +36,6 @@ std::size_t find_quote_or_backslash(const char* p, std::size_t n) {
 
 bool is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-const char* value_kind(char first) {
-  switch (first) {
-  case '"':
-    return "a string";
-  case '[':
-    return "an array";
-  case 't':
-  case 'f':
-    return "a boolean";
-  case 'n':
-    return "null";
-  default:
-    return (first == '-' || (first >= '0' && first <= '9')) ? "a number" : "not JSON";
-  }
 }
 
 } // namespace
@@ -162,7 +147,7 @@ status_result list_decoder::scan_envelope(std::string_view source, std::size_t& 
       if (c != '{')
         return fail(
             make_error(errc::invalid_object,
-                       std::string("a List must be a JSON object, found ") + value_kind(c)));
+                       std::string("a List must be a JSON object, found ") + json_value_kind(c)));
       phase_ = phase::envelope;
     }
     ++at;
@@ -244,7 +229,7 @@ status_result list_decoder::scan_items(std::string_view source, std::size_t& at,
       if (c != '{')
         return fail(make_error(errc::invalid_object, "List items[" + std::to_string(items_) +
                                                          "] must be an object, found " +
-                                                         value_kind(c)));
+                                                         json_value_kind(c)));
       item_begin_ = at;
       item_ = json_nesting{1, false, false};
       ++at;

@@ -1,4 +1,5 @@
 #include "protocol/object_scan_structural.hpp"
+#include "protocol/json_value_kind.hpp"
 #include "protocol/object_scan_cut.hpp"
 
 #include <simdjson.h>
@@ -77,7 +78,7 @@ public:
       } else if (key == "object") {
         line.object_is_object = current() == '{';
         if (!line.object_is_object) {
-          line.object_found = type_name(current());
+          line.object_found = json_value_kind(current());
           skip_value();
           continue;
         }
@@ -96,24 +97,6 @@ public:
 private:
   char current() const { return text_[structurals_[at_]]; }
   std::size_t position(int offset = 0) const { return structurals_[at_ + offset]; }
-
-  static const char* type_name(char first) {
-    switch (first) {
-    case '{':
-      return "an object";
-    case '[':
-      return "an array";
-    case '"':
-      return "a string";
-    case 't':
-    case 'f':
-      return "a boolean";
-    case 'n':
-      return "null";
-    default:
-      return "a number";
-    }
-  }
 
   // At '{' or '[': steps in. False for an empty one, which is then stepped over.
   bool enter(char close) {

@@ -115,6 +115,18 @@ TEST_CASE("a broken List fails at once, and stays failed") {
   list_decoder not_object;
   CHECK(not_object.feed(R"({"items":[{},3]})", items).err().message ==
         "List items[1] must be an object, found a number");
+  for (const auto& [body, message] : std::vector<std::pair<std::string, std::string>>{
+           {"[1]", "a List must be a JSON object, found an array"},
+           {"nul", "a List must be a JSON object, found null"},
+           {R"({"items":["x"]})", "List items[0] must be an object, found a string"},
+           {R"({"items":[true]})", "List items[0] must be an object, found a boolean"},
+           {R"({"items":[[]]})", "List items[0] must be an object, found an array"},
+           {R"({"items":[-1]})", "List items[0] must be an object, found a number"},
+           {R"({"items":[x]})", "List items[0] must be an object, found not JSON"}}) {
+    list_decoder decoder;
+    INFO(body);
+    CHECK(decoder.feed(body, items).err().message == message);
+  }
 
   // A body cut anywhere is an error at finish(), never a partial page.
   const std::string body = tricky_list(3);
