@@ -342,10 +342,10 @@ bool read_structural_object(std::string_view padded_text, const validated_object
   structural_reader reader(padded_text, validated.structurals, out);
   if (!reader.read_object_root(validated.type_and_metadata_members))
     return false;
-  // A read that stopped early has not reached the closing brace: the last one in the text.
-  out.object.end = padded_text.size();
-  while (out.object.end > 0 && padded_text[out.object.end - 1] != '}')
-    --out.object.end;
+  // A read that stopped early has not reached the root's closing brace: the last structural
+  // (the text's size follows it).
+  const structural_positions& structurals = validated.structurals;
+  out.object.end = structurals[structurals.size() - 2] + std::size_t{1};
   return true;
 }
 
