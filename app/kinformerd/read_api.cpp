@@ -296,8 +296,10 @@ void serve_list(const state_ptr& st, read_request req, apiserver::list_done done
               snapshot->selection = req.r.selection();
               snapshot->resource_version = std::move(listed.resource_version);
               snapshot->items = std::move(listed.items);
-              std::erase_if(snapshot->items,
-                            [&](const object_ptr& obj) { return !req.matches(*obj); });
+              // The cache chose by namespace and labels; what is left to match is the fields.
+              if (!req.r.query.fields.empty())
+                std::erase_if(snapshot->items,
+                              [&](const object_ptr& obj) { return !req.matches(*obj); });
               sort_by_key(snapshot->items);
               auto answer = page_answer(st, req, std::move(snapshot), 0, 0);
               answer.owner = held_with_slot(std::move(answer.owner), std::move(*held_slot));

@@ -617,6 +617,8 @@ TEST_CASE_METHOD(read_api_fixture,
   REQUIRE(cache_side.request("/api/v1/pods").result_int() == 200);
   for (const std::string target :
        {"/api/v1/pods", "/api/v1/namespaces/ns-1/pods", "/api/v1/pods?labelSelector=app%3Dweb",
+        "/api/v1/pods?fieldSelector=metadata.namespace%21%3Dns-1",
+        "/api/v1/namespaces/ns-2/pods?labelSelector=app%3Dweb&fieldSelector=metadata.name%21%3Dx",
         "/apis/apps/v1/deployments", "/apis/example.com/v1/clusterwidgets"}) {
     INFO(target);
     auto cached = cache_side.request(target);
