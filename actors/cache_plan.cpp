@@ -169,6 +169,16 @@ result<std::vector<std::size_t>> route_list(const kind_plan& plan, const list_op
 
 object_list merge_lists(std::vector<object_list> parts, std::size_t limit) {
   object_list out;
+  if (parts.size() == 1) { // one informer's list is the answer as it is
+    out = std::move(parts.front());
+    if (limit > 0 && out.size() > limit)
+      out.resize(limit);
+    return out;
+  }
+  std::size_t total = 0;
+  for (const auto& part : parts)
+    total += part.size();
+  out.reserve(limit > 0 ? std::min(total, limit) : total);
   for (auto& part : parts) {
     for (auto& obj : part) {
       if (limit > 0 && out.size() >= limit)

@@ -259,6 +259,12 @@ TEST_CASE("merged lists keep informer order and honour the limit") {
   auto limited = merge_lists(parts, 2);
   REQUIRE(limited.size() == 2);
   CHECK(limited[1]->key() == "a/2");
+  // One informer's list, as it is or cut to the limit.
+  std::vector<object_list> one{{make("a", "1"), make("a", "2"), make("a", "3")}};
+  CHECK(merge_lists(one, 0).size() == 3);
+  auto first_two = merge_lists(one, 2);
+  REQUIRE(first_two.size() == 2);
+  CHECK(first_two[1]->key() == "a/2");
 }
 
 TEST_CASE("resolve_kind by kind or resource name, refusing what cannot be watched") {
