@@ -29,6 +29,9 @@ bool tune_allocator(const allocator_tuning& tuning) {
   const std::size_t growth =
       tuning.heap_growth_bytes < INT_MAX ? tuning.heap_growth_bytes : std::size_t{INT_MAX};
   ::mallopt(M_TOP_PAD, static_cast<int>(growth));
+  const std::size_t threshold =
+      tuning.mmap_threshold_bytes < INT_MAX ? tuning.mmap_threshold_bytes : std::size_t{INT_MAX};
+  ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(threshold));
   if (tuning.max_arenas > 0)
     ::mallopt(M_ARENA_MAX, tuning.max_arenas);
   return true;

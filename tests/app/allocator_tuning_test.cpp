@@ -1,6 +1,6 @@
-// The allocator tuning: heaps grow 64 MB at a time, one arena when asked, nothing when the user
-// opted out. Each test case runs in a process of its own (ctest runs them one by one), so what
-// one sets does not reach another.
+// The allocator tuning: heaps grow 64 MB at a time, blocks under 32 MB come from them, one arena
+// when asked, nothing when the user opted out. Each test case runs in a process of its own (ctest
+// runs them one by one), so what one sets does not reach another.
 
 #include "app/common/allocator_tuning.hpp"
 
@@ -57,6 +57,21 @@ int arena_count() {
   return count;
 }
 
+// Whether a block of `size` bytes gets a mapping of its own when the main heap's free top cannot
+// hold it (glibc takes any block that fits from the top, whatever its size): the top is first
+// filled, all but 64 KiB of it.
+bool mapped_on_its_own(std::size_t size) {
+  const std::size_t top = ::mallinfo2().keepcost;
+  void* filler = top > 128 * 1024 ? std::malloc(top - 64 * 1024) : nullptr;
+  const std::size_t before = ::mallinfo2().hblks;
+  void* block = std::malloc(size);
+  REQUIRE(block != nullptr);
+  const bool mapped = ::mallinfo2().hblks > before;
+  std::free(block);
+  std::free(filler);
+  return mapped;
+}
+
 // Starts a thread that allocates (and so gets an arena), and waits for it.
 void allocate_on_another_thread() {
   std::thread([] {
@@ -68,14 +83,17 @@ void allocate_on_another_thread() {
 
 } // namespace
 
-TEST_CASE("allocator tuning: the heap grows 64 MiB at a time, and threads share one arena when "
-          "asked") {
+TEST_CASE("allocator tuning: the heap grows 64 MiB at a time, blocks under 32 MiB come from it, "
+          "and threads share one arena when asked") {
   ::unsetenv("GLIBC_TUNABLES");
   ::unsetenv("KINFORMER_MALLOC_TUNING");
   REQUIRE(tune_allocator({.max_arenas = 1}));
   CHECK(next_heap_growth() >= 64 * MiB);
   allocate_on_another_thread();
   CHECK(arena_count() == 1);
+  // Blocks under 32 MiB come from the heap, to be reused; larger ones are mapped apart.
+  CHECK_FALSE(mapped_on_its_own(4 * MiB));
+  CHECK(mapped_on_its_own(40 * MiB));
 }
 
 TEST_CASE("allocator tuning: KINFORMER_MALLOC_TUNING=off leaves glibc's defaults") {
@@ -84,7 +102,8 @@ TEST_CASE("allocator tuning: KINFORMER_MALLOC_TUNING=off leaves glibc's defaults
   CHECK_FALSE(tune_allocator({.max_arenas = 1}));
   CHECK(next_heap_growth() < 64 * MiB);
   allocate_on_another_thread();
-  CHECK(arena_count() == 2); // the thread got an arena of its own
+  CHECK(arena_count() == 2);         // the thread got an arena of its own
+  CHECK(mapped_on_its_own(4 * MiB)); // glibc's threshold starts at 128 KiB
 }
 
 TEST_CASE("allocator tuning: a GLIBC_TUNABLES of the user's own is left to decide") {
