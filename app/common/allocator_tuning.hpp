@@ -25,8 +25,9 @@ struct allocator_tuning {
   // from the heap and are reused. glibc raises its threshold from 128 KiB up to 32 MiB as large
   // blocks are freed, unless M_TOP_PAD is set, as above: then every block over 128 KiB was a new
   // mapping, its pages first-touched each time. Measured (kinformerd's read API, a list of
-  // 100,000 pods, whose sort and gather vectors are 2-6 MB): 0.265-0.293 s at 128 KiB,
-  // 0.205-0.218 s at 32 MiB, on a VM that charges each page's first touch.
+  // 100,000 pods, whose sort and gather vectors are 2-6 MB): 0.267-0.313 s a list at 128 KiB;
+  // at 32 MiB, 0.205-0.220 s once the heap has grown for them, on a VM that charges each page's
+  // first touch.
   std::size_t mmap_threshold_bytes = std::size_t{32} << 20;
   // Arenas at most (M_ARENA_MAX); 0 keeps glibc's default (8 per core). One arena shares every
   // freed chunk between all threads, which keeps a long-running process's heap smallest, but
