@@ -1,6 +1,7 @@
 #include "actors/cache_plan.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace kinformer {
 
@@ -169,23 +170,19 @@ result<std::vector<std::size_t>> route_list(const kind_plan& plan, const list_op
 
 object_list merge_lists(std::vector<object_list> parts, std::size_t limit) {
   object_list out;
-  if (parts.size() == 1) { // one informer's list is the answer as it is
-    out = std::move(parts.front());
-    if (limit > 0 && out.size() > limit)
-      out.resize(limit);
-    return out;
+  if (parts.size() == 1) {
+    out = std::move(parts.front()); // one informer's list is the answer as it is
+  } else {
+    std::size_t total = 0;
+    for (const auto& part : parts)
+      total += part.size();
+    out.reserve(total);
+    for (auto& part : parts)
+      out.insert(out.end(), std::make_move_iterator(part.begin()),
+                 std::make_move_iterator(part.end()));
   }
-  std::size_t total = 0;
-  for (const auto& part : parts)
-    total += part.size();
-  out.reserve(limit > 0 ? std::min(total, limit) : total);
-  for (auto& part : parts) {
-    for (auto& obj : part) {
-      if (limit > 0 && out.size() >= limit)
-        return out;
-      out.push_back(std::move(obj));
-    }
-  }
+  if (limit > 0 && out.size() > limit)
+    out.resize(limit);
   return out;
 }
 
