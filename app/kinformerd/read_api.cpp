@@ -69,7 +69,6 @@ struct read_request {
     return kind_request{group_version_kind{r.info.gvr.group, r.info.gvr.version, r.info.kind}, "",
                         metadata_informer};
   }
-  bool matches(const object& obj) const { return r.matches(obj); }
 };
 
 // A cache error as the Status a client expects.
@@ -297,9 +296,9 @@ void serve_list(const state_ptr& st, read_request req, apiserver::list_done done
               snapshot->resource_version = std::move(listed.resource_version);
               snapshot->items = std::move(listed.items);
               // The cache chose by namespace and labels; what is left to match is the fields.
-              if (!req.r.query.fields.empty())
+              if (const auto& fields = req.r.query.fields; !fields.empty())
                 std::erase_if(snapshot->items,
-                              [&](const object_ptr& obj) { return !req.matches(*obj); });
+                              [&](const object_ptr& obj) { return !fields.matches(*obj); });
               sort_by_key(snapshot->items);
               auto answer = page_answer(st, req, std::move(snapshot), 0, 0);
               answer.owner = held_with_slot(std::move(answer.owner), std::move(*held_slot));
