@@ -85,6 +85,9 @@ void print_table(std::ostream& out, const bench_results& r) {
         static_cast<unsigned long long>(r.latency.missing));
     row(out, "p50 / p99 / p99.9 / max", "%.3f / %.3f / %.3f / %.3f ms", r.latency.p50_ms,
         r.latency.p99_ms, r.latency.p999_ms, r.latency.max_ms);
+    row(out, "the host alone, same pace", "%.3f / %.3f / %.3f / %.3f ms (%.0f MiB touched)",
+        r.host_pace.p50_ms, r.host_pace.p99_ms, r.host_pace.p999_ms, r.host_pace.max_ms,
+        mib(r.host_pace_working_set));
   }
 
   if (s.relist) {
@@ -172,6 +175,11 @@ std::string json_line(const bench_results& r) {
   o["latency_p99_ms"] = r.latency.p99_ms;
   o["latency_p999_ms"] = r.latency.p999_ms;
   o["latency_max_ms"] = r.latency.max_ms;
+  o["host_pace_working_set_bytes"] = r.host_pace_working_set;
+  o["host_pace_p50_ms"] = r.host_pace.p50_ms;
+  o["host_pace_p99_ms"] = r.host_pace.p99_ms;
+  o["host_pace_p999_ms"] = r.host_pace.p999_ms;
+  o["host_pace_max_ms"] = r.host_pace.max_ms;
   o["relist"] = s.relist;
   o["relist_seconds"] = r.relist_seconds;
   o["relist_lists"] = r.relist_lists;

@@ -57,6 +57,10 @@ struct bench_results {
   // Latency: updates paced at latency_rate, write -> first handler.
   latency_percentiles latency;
   double latency_writes_per_second = 0; // the pace the writer kept
+  // The host alone at the same pace, with a working set the size of the process
+  // (host_pace_probe.hpp): the lateness no informer on this machine can go below.
+  latency_percentiles host_pace;
+  std::size_t host_pace_working_set = 0; // bytes
 
   // Relist: a forced 410 with everything stored, until store and handler have converged.
   double relist_seconds = 0;

@@ -28,6 +28,7 @@
 #include "protocol/transforms.hpp"
 #include "tests/bench/bench_report.hpp"
 #include "tests/bench/delivery_counter.hpp"
+#include "tests/bench/host_pace_probe.hpp"
 #include "tests/bench/latency_recorder.hpp"
 #include "tests/bench/parse_ceiling.hpp"
 #include "tests/bench/process_memory.hpp"
@@ -314,6 +315,7 @@ private:
   std::atomic<delivery_counter*> phase_deltas_{nullptr};
   delivery_counter fanout_deltas_;
   std::atomic<latency_recorder*> latency_{nullptr};
+  std::size_t peak_rss_before_probe_ = 0; // 0: the host's pace was not measured
 };
 
 void bench_run::sync() {
@@ -435,6 +437,20 @@ void bench_run::latency() {
   latency_.store(nullptr, std::memory_order_release);
   results_.latency = recorder.percentiles();
   results_.latency_writes_per_second = written.writes_per_second();
+
+  progress("the same pace with no informer behind it (the host's own lateness)");
+  host_pace_options probe;
+  probe.ticks = settings_.latency_events;
+  probe.ticks_per_second = double(settings_.latency_rate);
+  probe.working_set_bytes = current_rss_bytes();
+  // The probe's working set doubles the process for a while: the whole run's peak leaves it out.
+  peak_rss_before_probe_ = peak_rss_bytes();
+  auto host = measure_host_pace(probe);
+  if (!host)
+    fail("the host's pace: " + host.err().describe());
+  reset_peak_rss();
+  results_.host_pace = *host;
+  results_.host_pace_working_set = probe.working_set_bytes;
 }
 
 void bench_run::relist() {
@@ -512,7 +528,9 @@ void bench_run::check() {
                         results_.tap_events == results_.updates_written;
   release_free_heap();
   results_.rss_at_end = current_rss_bytes();
-  results_.peak_rss = peak_rss_bytes();
+  results_.peak_rss = peak_rss_before_probe_ == 0
+                          ? peak_rss_bytes()
+                          : std::max(peak_rss_before_probe_, peak_rss_since_reset_bytes());
 }
 
 } // namespace

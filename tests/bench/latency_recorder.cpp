@@ -36,20 +36,8 @@ void latency_recorder::arrived(std::string_view resource_version) {
                                                      std::memory_order_relaxed);
 }
 
-latency_percentiles latency_recorder::percentiles() const {
+latency_percentiles summarize_latencies(std::vector<double> millis) {
   latency_percentiles out;
-  std::vector<double> millis;
-  for (std::uint64_t i = 0; i < capacity_; ++i) {
-    auto wrote = written_[i].load(std::memory_order_relaxed);
-    if (wrote == 0)
-      continue;
-    auto came = arrived_[i].load(std::memory_order_relaxed);
-    if (came == 0) {
-      ++out.missing;
-      continue;
-    }
-    millis.push_back(double(came - wrote) / 1e6);
-  }
   out.samples = millis.size();
   if (millis.empty())
     return out;
@@ -62,6 +50,25 @@ latency_percentiles latency_recorder::percentiles() const {
   out.p99_ms = at(0.99);
   out.p999_ms = at(0.999);
   out.max_ms = millis.back();
+  return out;
+}
+
+latency_percentiles latency_recorder::percentiles() const {
+  std::vector<double> millis;
+  std::uint64_t missing = 0;
+  for (std::uint64_t i = 0; i < capacity_; ++i) {
+    auto wrote = written_[i].load(std::memory_order_relaxed);
+    if (wrote == 0)
+      continue;
+    auto came = arrived_[i].load(std::memory_order_relaxed);
+    if (came == 0) {
+      ++missing;
+      continue;
+    }
+    millis.push_back(double(came - wrote) / 1e6);
+  }
+  auto out = summarize_latencies(std::move(millis));
+  out.missing = missing;
   return out;
 }
 

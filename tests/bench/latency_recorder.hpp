@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 namespace kinformer::bench {
 
@@ -17,6 +18,9 @@ struct latency_percentiles {
   std::uint64_t missing = 0; // writes whose delta never arrived (coalesced or lost)
   double p50_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0;
 };
+
+// The percentiles of `millis` (sorted here); `samples` is its size, `missing` 0.
+latency_percentiles summarize_latencies(std::vector<double> millis);
 
 class latency_recorder {
 public:
