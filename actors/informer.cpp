@@ -42,7 +42,10 @@ struct informer_state {
 
   informer_config config;
   std::unique_ptr<kinformer::store> objects;
-  std::uint64_t replace_list = 0;       // the reflector's list whose batches the store is applying
+  std::uint64_t replace_list = 0; // the reflector's list whose batches the store is applying
+  // Filled with the store's objects while a relist runs, so that its decode thread hands on
+  // unchanged items as the objects stored instead of making them again; emptied when it ends.
+  std::shared_ptr<held_objects_slot> held = std::make_shared<held_objects_slot>();
   std::optional<change_window> changes; // for subscriptions resuming from a resourceVersion
   reflector_actor reflector;
   std::map<subscription_id, subscription> subscriptions;
@@ -182,7 +185,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
     st.objects = std::make_unique<kinformer::store>(st.config.store);
     if (st.config.change_window > 0)
       st.changes.emplace(st.config.change_window);
-    st.reflector = spawn_reflector(self, std::move(client), st.config, self);
+    st.reflector = spawn_reflector(self, std::move(client), st.config, self, st.held);
     self->send(st.reflector, atoms::start_atom::value);
     self->set_down_handler([self](const caf::down_msg& down) {
       auto& subs = self->state.subscriptions;
@@ -304,6 +307,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           st.stats.synced = st.objects->has_synced();
           st.stats.objects = st.objects->size();
           st.stats.resource_version = st.objects->resource_version();
+          st.stats.list_items_reused = st.objects->listed_as_stored();
           st.stats.queues.clear();
           for (const auto& [id, sub] : st.subscriptions) {
             auto q = sub.queue.stats();
@@ -348,6 +352,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           }
           auto deltas = st.objects->replace_batch(items);
           auto deletions = st.objects->finish_replace(std::move(resource_version));
+          st.held->empty(); // the old shards and objects it kept can go
           deltas.insert(deltas.end(), std::make_move_iterator(deletions.begin()),
                         std::make_move_iterator(deletions.end()));
           // Deletions inferred by a relist have no resourceVersion: history restarts here.
@@ -393,6 +398,9 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
           case reflector_report::what::list_started:
             if (r.reason != restart_reason::initial)
               ++st.stats.relists_by_reason[to_string(r.reason)];
+            // Before the list's first bytes, most likely: the report went out before its request.
+            if (st.objects->size() > 0)
+              st.held->fill(st.objects->held_view());
             break;
           case reflector_report::what::list_completed:
             st.stats.list_seconds.observe(std::chrono::duration<double>(r.duration).count());
@@ -405,6 +413,7 @@ informer_actor spawn_informer(caf::actor_system& system, std::shared_ptr<api_cli
             break;
           case reflector_report::what::retry_scheduled:
             ++st.stats.retries;
+            st.held->empty(); // a failed list holds nothing back until the next one starts
             break;
           default:
             break;

@@ -146,6 +146,9 @@ struct informer_stats {
   std::uint64_t bookmarks = 0;
   std::uint64_t lists = 0;   // completed replaces
   std::uint64_t relists = 0; // replaces after the first
+  // Listed items handed on as the objects already stored, not made again (a relist's unchanged
+  // ones; protocol/held_objects.hpp).
+  std::uint64_t list_items_reused = 0;
   std::uint64_t watch_restarts = 0;
   std::uint64_t retries = 0; // backoffs after a failed list or watch
   // By restart_reason (to_string): why each relist and each new watch started.

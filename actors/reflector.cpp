@@ -34,6 +34,8 @@ struct reflector_state {
 
   std::shared_ptr<api_client> client;
   informer_config config;
+  // What the informer holds while it relists (protocol/held_objects.hpp), for every list.
+  std::shared_ptr<const held_objects_slot> held;
   // What every object received must be (checked as it is decoded); shared with the requests,
   // which may outlive this state on the I/O thread.
   std::shared_ptr<const object_expectations> expect;
@@ -156,6 +158,7 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   request.transform = st.config.transform.get();
   request.expect = st.expect.get();
   request.into_fresh_memory = !st.synced_once;
+  request.held = st.held;
   // Items go on as they are decoded (on_items_batch at a time), so an unpaged list of a million
   // objects is never held whole; they arrive before the request's final callback, whose page
   // carries the rest.
@@ -470,14 +473,17 @@ watch_end to_watch_end(watch_close_reason reason) {
 } // namespace
 
 reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_client> client,
-                                const informer_config& config, informer_actor informer) {
-  auto behavior = [](reflector_pointer self, std::shared_ptr<api_client> client,
-                     informer_config config,
-                     informer_actor informer) -> reflector_actor::behavior_type {
+                                const informer_config& config, informer_actor informer,
+                                std::shared_ptr<const held_objects_slot> held) {
+  auto behavior =
+      [](reflector_pointer self, std::shared_ptr<api_client> client, informer_config config,
+         informer_actor informer,
+         std::shared_ptr<const held_objects_slot> held) -> reflector_actor::behavior_type {
     auto& st = self->state;
     st.client = std::move(client);
     st.config = std::move(config);
     st.informer = std::move(informer);
+    st.held = std::move(held);
     st.retry_backoff = std::make_unique<kinformer::backoff>(st.config.retry);
     st.expect = std::make_shared<const object_expectations>(expectations_of(st.config));
     return {
@@ -538,7 +544,8 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
         },
     };
   };
-  return parent->spawn<caf::linked>(behavior, std::move(client), config, std::move(informer));
+  return parent->spawn<caf::linked>(behavior, std::move(client), config, std::move(informer),
+                                    std::move(held));
 }
 
 } // namespace kinformer

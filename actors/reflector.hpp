@@ -45,8 +45,11 @@ using reflector_actor = caf::typed_actor<
     caf::reacts_to<atoms::timer_atom, session_id>,
     caf::reacts_to<atoms::credit_atom, std::uint64_t>>;
 
-// Spawns a reflector feeding `informer`; it starts listing on (start_atom).
+// Spawns a reflector feeding `informer`; it starts listing on (start_atom). Every list it makes
+// reads `held` (protocol/held_objects.hpp): what the informer fills it with while it relists
+// comes back for items the list did not change.
 reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_client> client,
-                                const informer_config& config, informer_actor informer);
+                                const informer_config& config, informer_actor informer,
+                                std::shared_ptr<const held_objects_slot> held);
 
 } // namespace kinformer

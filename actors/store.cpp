@@ -8,6 +8,26 @@ namespace kinformer {
 
 namespace {
 
+// The stored objects at one moment, looked up by namespace and name from any thread.
+class frozen_objects final : public held_objects {
+public:
+  explicit frozen_objects(object_map::frozen shards) : shards_(std::move(shards)) {}
+
+  object_ptr find(std::string_view namespace_, std::string_view name) const override {
+    thread_local std::string key; // the decode thread looks up every listed item
+    key.assign(namespace_);
+    if (!key.empty())
+      key += '/';
+    key.append(name);
+    const auto& shard = frozen_shard_for(shards_, key);
+    auto it = shard.find(key);
+    return it == shard.end() ? nullptr : it->object;
+  }
+
+private:
+  object_map::frozen shards_;
+};
+
 bool matches_requirement(const object& obj, const field_requirement& req) {
   // A missing field compares as "", as the API server does.
   bool equal = field_value(obj, req.field).value_or(std::string()) == req.value;
@@ -221,6 +241,8 @@ std::vector<delta> store::replace_batch(const std::vector<object_ptr>& items) {
     if (auto it = shard.find(obj->key());
         it != shard.end() && it->object->meta().resource_version == obj->meta().resource_version) {
       it->listed_in = replace_number_;
+      if (it->object == obj)
+        ++listed_as_stored_;
       deltas.push_back(delta{delta_type::sync, it->object, it->object, initial, false});
       continue;
     }
@@ -281,6 +303,10 @@ std::vector<object_ptr> store::list() const {
     for (const auto& entry : objects_.shard(i))
       out.push_back(entry.object);
   return out;
+}
+
+std::shared_ptr<const held_objects> store::held_view() const {
+  return std::make_shared<frozen_objects>(objects_.freeze());
 }
 
 store_snapshot store::snapshot() const {

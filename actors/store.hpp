@@ -12,6 +12,7 @@
 #include "actors/indexer.hpp"
 #include "actors/store_table.hpp"
 #include "protocol/decode.hpp"
+#include "protocol/held_objects.hpp"
 #include "protocol/object.hpp"
 #include "protocol/result.hpp"
 #include "protocol/selector.hpp"
@@ -104,6 +105,8 @@ public:
   std::vector<delta> replace_batch(const std::vector<object_ptr>& items);
   std::vector<delta> finish_replace(std::string resource_version);
   bool replacing() const noexcept { return replacing_; }
+  // Listed items that were the stored objects themselves (handed on through held_view()).
+  std::uint64_t listed_as_stored() const noexcept { return listed_as_stored_; }
 
   // Moves the resource version alone (a BOOKMARK).
   void set_resource_version(std::string resource_version);
@@ -125,6 +128,12 @@ public:
   // O(#shards x #indexes). Call it on the writer thread, then hand the snapshot to anyone.
   store_snapshot snapshot() const;
 
+  // The stored objects as held_objects (protocol/held_objects.hpp), for a relist's decode thread
+  // to hand unchanged items on as the objects stored. Taken on the writer thread, as a snapshot
+  // is, and like one it makes the writer copy a shard on its next write to it: drop it when
+  // the relist is done.
+  std::shared_ptr<const held_objects> held_view() const;
+
   // As store_snapshot::heap_bytes (walks every object).
   std::size_t heap_bytes() const { return snapshot().heap_bytes(); }
 
@@ -142,6 +151,7 @@ private:
   std::string resource_version_;
   bool synced_ = false;
   bool replacing_ = false;
+  std::uint64_t listed_as_stored_ = 0;
   // The replace in progress marks each entry it lists with its number (no key is copied).
   std::uint32_t replace_number_ = 0;
   // Keys the replace in progress listed and a watch event still in flight then removed: should

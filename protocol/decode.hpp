@@ -40,12 +40,16 @@ struct list_page {
 };
 
 struct object_expectations;
+class held_objects_slot;
 
 struct decode_options {
   const object_transform* transform = nullptr; // applied to every object before it is frozen
   // Checked on every list item and on the object of every ADDED, MODIFIED and DELETED event
   // (protocol/object_check.hpp): one that fails is an errc::invalid_object error.
   const object_expectations* expect = nullptr;
+  // List items only: what the client already holds (held_objects.hpp), read as items arrive; an
+  // item at the resourceVersion of the held object so named is handed on as that object.
+  const held_objects_slot* held = nullptr;
 };
 
 // Decodes a List response body. A Status body comes back as an errc::status error whose message

@@ -1,9 +1,9 @@
 #include "protocol/list_decoder.hpp"
 
-#include "protocol/object_check.hpp"
-
+#include "protocol/held_objects.hpp"
 #include "protocol/json_nesting.hpp"
 #include "protocol/json_value_kind.hpp"
+#include "protocol/object_check.hpp"
 #include "protocol/object_scan.hpp"
 
 #if defined(__SSE2__)
@@ -107,6 +107,8 @@ status_result list_decoder::scan(std::string_view source, std::vector<object_ptr
 status_result list_decoder::scan_envelope(std::string_view source, std::size_t& at) {
   const char* p = source.data();
   const std::size_t n = source.size();
+  // Read once a call (a socket read's worth of items): the holder may fill the slot meanwhile.
+  const auto held = options_.held ? options_.held->current() : nullptr;
   while (at < n) {
     if (in_string_) {
       if (escaped_) {
@@ -211,6 +213,8 @@ status_result list_decoder::scan_items(std::string_view source, std::size_t& at,
                                        std::vector<object_ptr>& out) {
   const char* p = source.data();
   const std::size_t n = source.size();
+  // Read once a call (a socket read's worth of items): the holder may fill the slot meanwhile.
+  const auto held = options_.held ? options_.held->current() : nullptr;
   while (at < n) {
     if (item_.depth == 0) {
       const char c = p[at];
@@ -245,8 +249,9 @@ status_result list_decoder::scan_items(std::string_view source, std::size_t& at,
       // Bytes after the item (the next ones) pad it for the scan; at the bytes' end it is
       // copied to be padded.
       const std::string_view item(p + item_begin_, at - item_begin_);
-      auto obj = n - at >= scan_padding ? object::parse_padded(item, options_.transform, &fill_)
-                                        : object::parse(item, options_.transform, &fill_);
+      auto obj = n - at >= scan_padding
+                     ? object::parse_padded(item, options_.transform, &fill_, held.get())
+                     : object::parse(item, options_.transform, &fill_, held.get());
       if (!obj)
         return fail(make_error(obj.err().code,
                                "List items[" + std::to_string(items_) + "]: " + obj.err().message));

@@ -233,6 +233,12 @@ struct service_metrics::impl {
           .Name("kinformer_informer_list_duration_seconds")
           .Help("How long a complete list took, all pages (the first list and relists).")
           .Register(registry);
+  Family<Counter>& list_items_reused =
+      prometheus::BuildCounter()
+          .Name("kinformer_informer_list_items_reused_total")
+          .Help("Listed items handed on as the objects already stored, not made again (a "
+                "relist's unchanged ones).")
+          .Register(registry);
   Family<Counter>& relists = prometheus::BuildCounter()
                                  .Name("kinformer_informer_relists_total")
                                  .Help("Lists started after the first, by reason.")
@@ -367,6 +373,7 @@ struct service_metrics::impl {
     g.counter("deleted", events, with(labels, "type", "DELETED")).follow(s.events_deleted);
     g.counter("bookmark", events, with(labels, "type", "BOOKMARK")).follow(s.bookmarks);
     g.counter("lists", lists, labels).follow(s.lists);
+    g.counter("list_items_reused", list_items_reused, labels).follow(s.list_items_reused);
     g.follow("list_duration", list_duration, labels, s.list_seconds);
     for (const auto& [reason, count] : s.relists_by_reason)
       g.counter("relists/" + reason, relists, with(labels, "reason", reason)).follow(count);

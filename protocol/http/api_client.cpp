@@ -942,12 +942,14 @@ namespace {
 // One list response's decoding, done on the decode thread in the order its bytes came.
 struct list_decoding {
   list_decoding(const list_request& request, std::size_t max_item_bytes)
-      : decoder(decode_options{request.transform, request.expect}, max_item_bytes),
-        on_items(request.on_items),
+      : decoder(decode_options{request.transform, request.expect, request.held.get()},
+                max_item_bytes),
+        held(request.held), on_items(request.on_items),
         on_items_batch(std::max<std::size_t>(request.on_items_batch, 1)),
         on_continue(request.on_continue), into_fresh_memory(request.into_fresh_memory) {}
 
   list_decoder decoder;
+  std::shared_ptr<const held_objects_slot> held; // the decoder's, kept alive with it
   std::vector<object_ptr> items;
   std::function<void(std::vector<object_ptr>&&)> on_items;
   std::size_t on_items_batch;

@@ -141,6 +141,10 @@ struct list_request {
   // (Measured: prefault.hpp.) Not for a relist, whose objects mostly fill chunks freed between
   // live ones.
   bool into_fresh_memory = false;
+  // Optional: what the caller holds of these objects, filled in while the list runs (an
+  // informer's store, during a relist; protocol/held_objects.hpp). An item at the same
+  // resourceVersion as the held object so named comes back as that object, not a new one.
+  std::shared_ptr<const held_objects_slot> held;
 };
 
 // Exactly one call per list, on the client's decode thread once a body came (after its last

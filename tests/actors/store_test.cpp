@@ -162,6 +162,32 @@ TEST_CASE("a relist yields updated, sync, added and final-state-unknown deletes"
   CHECK(s.resource_version() == "30");
 }
 
+TEST_CASE("a held view finds what was stored when it was taken, and a relist counts it") {
+  store s;
+  auto same = make_pod("ns", "same", "1");
+  auto changed = make_pod("ns", "changed", "2");
+  auto node = make_pod("", "node-1", "3");
+  (void)s.replace({same, changed, node}, "10");
+  auto held = s.held_view();
+  CHECK(held->find("ns", "same") == same);
+  CHECK(held->find("", "node-1") == node);
+  CHECK(held->find("other", "same") == nullptr);
+  CHECK(held->find("ns", "missing") == nullptr);
+
+  // The relist's decoder handed on `same` itself; `changed` came anew, and so did `node`, at
+  // the same resourceVersion (made before the view was there).
+  auto changed_now = make_pod("ns", "changed", "20");
+  auto node_again = make_pod("", "node-1", "3");
+  (void)s.replace({held->find("ns", "same"), changed_now, node_again}, "30");
+  CHECK(s.listed_as_stored() == 1);
+  CHECK(s.get("ns/node-1") == nullptr);
+  CHECK(s.get("node-1") == node); // the stored one stays either way
+
+  // The view is a moment: later writes do not reach it.
+  CHECK(held->find("ns", "changed") == changed);
+  CHECK(s.get("ns/changed") == changed_now);
+}
+
 TEST_CASE("an empty relist deletes everything, and an index forgets it all") {
   store s;
   (void)s.replace({make_pod("a", "x"), make_pod("b", "y")}, "1");
