@@ -95,6 +95,9 @@ void print_table(std::ostream& out, const bench_results& r) {
     row(out, "time to converge", "%.3f s (%llu list)", r.relist_seconds,
         static_cast<unsigned long long>(r.relist_lists));
     row(out, "deltas to the handler", "%llu", static_cast<unsigned long long>(r.relist_deltas));
+    row(out, "informer CPU", "%.2f s", r.relist_cpu.client_seconds);
+    row(out, "items handed on as stored", "%llu",
+        static_cast<unsigned long long>(r.relist_items_reused));
     row(out, "RSS before / peak during", "%.1f / %.1f MiB (+%.1f MiB)", mib(r.relist_rss_before),
         mib(r.relist_peak_rss), mib(r.relist_extra_peak_rss()));
   }
@@ -184,6 +187,8 @@ std::string json_line(const bench_results& r) {
   o["relist_seconds"] = r.relist_seconds;
   o["relist_lists"] = r.relist_lists;
   o["relist_deltas"] = r.relist_deltas;
+  o["relist_cpu_client_seconds"] = r.relist_cpu.client_seconds;
+  o["relist_items_reused"] = r.relist_items_reused;
   o["relist_rss_before_bytes"] = r.relist_rss_before;
   o["relist_peak_rss_bytes"] = r.relist_peak_rss;
   o["relist_extra_peak_rss_bytes"] = r.relist_extra_peak_rss();

@@ -64,10 +64,12 @@ struct bench_results {
 
   // Relist: a forced 410 with everything stored, until store and handler have converged.
   double relist_seconds = 0;
-  std::uint64_t relist_lists = 0;    // lists completed meanwhile (1 expected)
-  std::uint64_t relist_deltas = 0;   // deltas the first handler received from it
-  std::size_t relist_rss_before = 0; // bytes
-  std::size_t relist_peak_rss = 0;   // bytes: the process's peak during the relist
+  std::uint64_t relist_lists = 0;        // lists completed meanwhile (1 expected)
+  std::uint64_t relist_deltas = 0;       // deltas the first handler received from it
+  cpu_split relist_cpu;                  // the informer's threads, drop to converged
+  std::uint64_t relist_items_reused = 0; // listed items handed on as the objects stored
+  std::size_t relist_rss_before = 0;     // bytes
+  std::size_t relist_peak_rss = 0;       // bytes: the process's peak during the relist
 
   // Fan-out: fanout_handlers handlers, the same updates again.
   std::uint64_t fanout_writes = 0;

@@ -464,6 +464,7 @@ void bench_run::relist() {
   results_.relist_rss_before = current_rss_bytes();
   reset_peak_rss();
   progress("forcing a relist: the watch is dropped and its resume answered 410 Expired");
+  auto cpu_before = sample_thread_cpu();
   auto started = clock_type::now();
   store().fail_next_watches(1);
   server_.drop_watches();
@@ -475,7 +476,9 @@ void bench_run::relist() {
         std::all_of(now->queues.begin(), now->queues.end(),
                     [](const subscription_stats& q) { return q.depth == 0; })) {
       results_.relist_seconds = seconds_since(started);
+      results_.relist_cpu = sample_thread_cpu() - cpu_before;
       results_.relist_lists = now->lists - before->lists;
+      results_.relist_items_reused = now->list_items_reused - before->list_items_reused;
       break;
     }
     if (clock_type::now() - started > timeout_)
