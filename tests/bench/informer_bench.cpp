@@ -307,6 +307,9 @@ private:
   sim::generator_options generator_options_;
   std::uint64_t pump_runs_ = 0;
 
+  // The system keeps a reference to its config (CAF 0.17) and reads it on every spawn: the config
+  // lives as long as the run, declared first so that it outlives the system.
+  caf::actor_system_config actor_config_;
   std::unique_ptr<caf::actor_system> system_;
   informer_actor informer_;
   std::vector<handler_actor> handlers_;
@@ -342,9 +345,8 @@ void bench_run::sync() {
     fail("api_client: " + created.err().describe());
   std::shared_ptr<api_client> client = std::move(created).value();
 
-  caf::actor_system_config cfg;
-  configure_actor_system(cfg);
-  system_ = std::make_unique<caf::actor_system>(cfg);
+  configure_actor_system(actor_config_);
+  system_ = std::make_unique<caf::actor_system>(actor_config_);
 
   informer_config config;
   config.resource = sim::pods_resource;
