@@ -92,6 +92,17 @@ struct fixture : kinformer::testing::sim_actor_fixture {
     return h;
   }
 
+  // `count` config maps cm-0... in "default", then an informer of them whose handler `rec` has
+  // synced.
+  informer_actor synced_over(int count, delta_recorder& rec) {
+    for (int i = 0; i < count; ++i)
+      create("default", "cm-" + std::to_string(i));
+    auto inf = informer(config_maps_config());
+    handler(inf, rec);
+    REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+    return inf;
+  }
+
   // Waits until the handler's folded state equals the simulator's truth.
   bool converges(delta_recorder& rec, std::chrono::milliseconds timeout = 20s) {
     return rec.wait_for([&](const delta_recorder& r) { return r.state() == truth(); }, timeout);
@@ -155,12 +166,8 @@ TEST_CASE("an informer lists in pages, then watches, and a handler converges") {
 
 TEST_CASE("a relist hands on its unchanged items as the objects stored") {
   fixture f;
-  for (int i = 0; i < 20; ++i)
-    f.create("default", "cm-" + std::to_string(i));
-  auto inf = f.informer(f.config_maps_config());
   delta_recorder rec;
-  f.handler(inf, rec);
-  REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  auto inf = f.synced_over(20, rec);
   CHECK(request<informer_stats>(*f.system, inf, atoms::stats_atom::value).list_items_reused == 0);
 
   // Changes the watch never carries (its stream is held, then dropped): the relist lists the
@@ -185,12 +192,8 @@ TEST_CASE("a relist hands on its unchanged items as the objects stored") {
 
 TEST_CASE("a late subscriber gets the stored objects flagged initial, then synced") {
   fixture f;
-  for (int i = 0; i < 5; ++i)
-    f.create("default", "cm-" + std::to_string(i));
-  auto inf = f.informer(f.config_maps_config());
   delta_recorder first;
-  f.handler(inf, first);
-  REQUIRE(first.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+  auto inf = f.synced_over(5, first);
   f.create("default", "cm-after-sync");
   REQUIRE(f.converges(first));
 

@@ -321,6 +321,16 @@ TEST_CASE("counters follow the informers' cumulative counts, across informer res
   CHECK(parse(metrics.render()).at(added) == 19);
 }
 
+TEST_CASE("listed items handed on as the objects stored are counted per informer") {
+  service_metrics metrics;
+  cache_stats stats;
+  stats.informers.push_back(config_maps("default"));
+  stats.informers[0].stats.list_items_reused = 40;
+  metrics.update(stats, t0);
+  CHECK(parse(metrics.render()).at(key("kinformer_informer_list_items_reused_total", cm_default)) ==
+        40);
+}
+
 TEST_CASE("after the cache restarts an informer, all its new counts are added whole") {
   service_metrics metrics;
   cache_stats stats;
