@@ -4,9 +4,10 @@
 // being made again. A resourceVersion names one state of an object, so the two are the same,
 // and the store would keep the held one anyway (actors/store.hpp, replace_batch).
 //
-// Why: a relist of 100,000 mostly unchanged pods otherwise builds 100,000 stored objects (about
-// 350 MB) only to drop them batch by batch, among objects that live on; the memory the allocator
-// keeps after such a relist grew by 20-30 MB in the soak (tests/bench/soak).
+// Why: a relist of 100,000 mostly unchanged pods otherwise built 100,000 stored objects (about
+// 350 MB) only to drop them batch by batch, among objects that live on. (Measured in session 28:
+// informer_bench's relist peak fell from 4-6 to 2-3 MiB over the process; the soak's step in the
+// memory glibc keeps after a relist stayed, so that step is not these objects: README, Soak.)
 //
 // Looked up from the client's decode thread: implementations must be safe to call from a thread
 // other than the one that made them, and must not change once handed out.
