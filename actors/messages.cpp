@@ -4,6 +4,18 @@
 
 namespace kinformer {
 
+bool old_object_policy::keeps(const object& old) const {
+  switch (which) {
+  case keep::all:
+    return true;
+  case keep::none:
+    return false;
+  case keep::selected:
+    return labels.matches(old) && fields.matches(old);
+  }
+  return true;
+}
+
 std::string informer_config::collection_path() const {
   std::string path = resource.api_prefix();
   if (scope == resource_scope::namespaced && !namespace_.empty())

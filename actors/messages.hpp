@@ -35,6 +35,24 @@ struct informer_event {
   object_ptr object;
 };
 
+// Which states before a change (a delta's old_object) the deltas waiting for one handler keep.
+// A kept state stays in memory until its delta is sent, so a slow handler that keeps every one
+// holds, after a relist that changed every object, a second copy of the store.
+struct old_object_policy {
+  enum class keep : std::uint8_t {
+    all,      // the handler reads the state before (OnUpdate(old, new))
+    none,     // it never does: a replaced version is freed as soon as the store drops it
+    selected, // only a state matching both selectors
+  };
+  keep which = keep::all;
+  // keep::selected: a read-API watch with a selection reads the state before only to tell an
+  // object that stopped matching it, and to send that object's last matching state.
+  label_selector labels;
+  field_selector fields;
+
+  bool keeps(const object& old) const;
+};
+
 // What a handler asks of its subscription.
 struct subscription_options {
   std::string name;                 // for logs and metrics
@@ -54,6 +72,7 @@ struct subscription_options {
   // No initial deltas at all: only what changes after the subscribe is delivered (a watch that
   // starts now, as sendInitialEvents=false asks). Informer subscriptions only, as resume_from.
   bool from_now = false;
+  old_object_policy old_objects;
 };
 
 // A list and the resourceVersion of the one store snapshot it was read from, so that a watch

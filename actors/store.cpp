@@ -1,6 +1,7 @@
 #include "actors/store.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_set>
 #include <utility>
 
@@ -8,24 +9,65 @@ namespace kinformer {
 
 namespace {
 
-// The stored objects at one moment, looked up by namespace and name from any thread.
-class frozen_objects final : public held_objects {
+// The stored objects at one moment, for the decode thread of one relist, which takes each listed
+// item's object as the item arrives. From then on only the store keeps it, so a version the
+// relist replaces is freed when the store drops it, batch by batch, not when the whole list is
+// in: a relist that changes every object needs room for a batch of new versions, not for a
+// second copy of the store. (A frozen snapshot of the shards, used before, kept every replaced
+// version until the end, and made the writer copy each shard it then wrote to.)
+//
+// An open-addressed table of the objects themselves (their keys are in them), built on the
+// writer thread; from then on one thread takes from it.
+class handed_over_objects final : public held_objects {
 public:
-  explicit frozen_objects(object_map::frozen shards) : shards_(std::move(shards)) {}
+  explicit handed_over_objects(const object_map& objects)
+      : slots_(std::bit_ceil(stored(objects) + stored(objects) / 3 + 1)), mask_(slots_.size() - 1) {
+    for (std::size_t i = 0; i < objects.shard_count(); ++i)
+      for (const auto& entry : objects.shard(i))
+        insert(entry.object);
+  }
 
-  object_ptr find(std::string_view namespace_, std::string_view name) const override {
+  object_ptr take(std::string_view namespace_, std::string_view name) override {
     thread_local std::string key; // the decode thread looks up every listed item
     key.assign(namespace_);
     if (!key.empty())
       key += '/';
     key.append(name);
-    const auto& shard = frozen_shard_for(shards_, key);
-    auto it = shard.find(key);
-    return it == shard.end() ? nullptr : it->object;
+    const std::size_t hash = string_hash{}(key);
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      auto& s = slots_[i];
+      if (!s.used)
+        return nullptr;
+      // A taken slot stays used, so that the objects placed past it are still found.
+      if (s.hash == hash && s.object && s.object->key() == key)
+        return std::move(s.object);
+    }
   }
 
 private:
-  object_map::frozen shards_;
+  struct slot {
+    std::size_t hash = 0;
+    object_ptr object;
+    bool used = false;
+  };
+
+  static std::size_t stored(const object_map& objects) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < objects.shard_count(); ++i)
+      n += objects.shard(i).size();
+    return n;
+  }
+
+  void insert(const object_ptr& obj) {
+    const std::size_t hash = string_hash{}(obj->key());
+    std::size_t i = hash & mask_;
+    while (slots_[i].used)
+      i = (i + 1) & mask_;
+    slots_[i] = {hash, obj, true};
+  }
+
+  std::vector<slot> slots_; // never full: at most three quarters used
+  std::size_t mask_;
 };
 
 bool matches_requirement(const object& obj, const field_requirement& req) {
@@ -305,8 +347,8 @@ std::vector<object_ptr> store::list() const {
   return out;
 }
 
-std::shared_ptr<const held_objects> store::held_view() const {
-  return std::make_shared<frozen_objects>(objects_.freeze());
+std::shared_ptr<held_objects> store::held_view() const {
+  return std::make_shared<handed_over_objects>(objects_);
 }
 
 store_snapshot store::snapshot() const {

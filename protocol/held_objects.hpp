@@ -9,8 +9,8 @@
 // informer_bench's relist peak fell from 4-6 to 2-3 MiB over the process; the soak's step in the
 // memory glibc keeps after a relist stayed, so that step is not these objects: README, Soak.)
 //
-// Looked up from the client's decode thread: implementations must be safe to call from a thread
-// other than the one that made them, and must not change once handed out.
+// Taken from by the client's decode thread: implementations are made on one thread and then
+// taken from on another, by one thread at a time (a list has one decode thread).
 
 #include <memory>
 #include <mutex>
@@ -24,8 +24,10 @@ using object_ptr = std::shared_ptr<const object>;
 class held_objects {
 public:
   virtual ~held_objects() = default;
-  // The held object named so ("" namespace for a cluster-scoped one); null when none is.
-  virtual object_ptr find(std::string_view namespace_, std::string_view name) const = 0;
+  // The held object named so ("" namespace for a cluster-scoped one), which is from then on not
+  // held here: a list names each object once, and keeping it until the list ends would keep a
+  // version the list replaces. Null when none is held.
+  virtual object_ptr take(std::string_view namespace_, std::string_view name) = 0;
 };
 
 // Where the holder puts what it holds for the length of a list, and takes it back after: the
@@ -33,19 +35,19 @@ public:
 // empty is simply made.
 class held_objects_slot {
 public:
-  void fill(std::shared_ptr<const held_objects> held) {
+  void fill(std::shared_ptr<held_objects> held) {
     std::lock_guard lock(mutex_);
     held_ = std::move(held);
   }
   void empty() { fill(nullptr); }
-  std::shared_ptr<const held_objects> current() const {
+  std::shared_ptr<held_objects> current() const {
     std::lock_guard lock(mutex_);
     return held_;
   }
 
 private:
   mutable std::mutex mutex_;
-  std::shared_ptr<const held_objects> held_;
+  std::shared_ptr<held_objects> held_;
 };
 
 } // namespace kinformer

@@ -301,8 +301,8 @@ static_assert(sizeof(object) <= 120 && sizeof(object) % alignof(void*) == 0);
 static_assert(alignof(text_pair) <= alignof(void*) &&
               alignof(stored_owner_reference) <= alignof(void*)); // what the tail holds
 
-// The held object `scan` names, when it is at the scanned resourceVersion; null otherwise.
-static object_ptr held_at_same_version(const held_objects& held, std::string_view text,
+// Takes the held object `scan` names; it, when at the scanned resourceVersion, or null.
+static object_ptr held_at_same_version(held_objects& held, std::string_view text,
                                        const object_scan& scan) {
   auto scanned = [&](const scanned_string& s) -> std::string_view {
     if (!s.present)
@@ -311,14 +311,14 @@ static object_ptr held_at_same_version(const held_objects& held, std::string_vie
   };
   if (!scan.name.present || !scan.resource_version.present)
     return nullptr;
-  auto found = held.find(scanned(scan.namespace_), scanned(scan.name));
+  auto found = held.take(scanned(scan.namespace_), scanned(scan.name));
   if (found && found->meta().resource_version == scanned(scan.resource_version))
     return found;
   return nullptr;
 }
 
 result<object_ptr> object::parse(std::string_view json_text, const object_transform* transform,
-                                 const item_type* fill_type, const held_objects* held) {
+                                 const item_type* fill_type, held_objects* held) {
   if (json_text.size() > max_object_bytes)
     return too_large(json_text.size());
   if (needs_tree(transform))
@@ -352,7 +352,7 @@ result<object_ptr> object::parse_tree(std::string_view json_text, const object_t
 
 result<object_ptr> object::parse_padded(std::string_view json_text,
                                         const object_transform* transform,
-                                        const item_type* fill_type, const held_objects* held) {
+                                        const item_type* fill_type, held_objects* held) {
   if (json_text.size() > max_object_bytes || needs_tree(transform))
     return parse(json_text, transform, fill_type, held);
   return from_text(json_text, json_text, fill_type, text_cut(transform), held);
@@ -360,7 +360,7 @@ result<object_ptr> object::parse_padded(std::string_view json_text,
 
 result<object_ptr> object::from_text(std::string_view json_text, std::string_view padded_text,
                                      const item_type* fill_type, const object_transform* cut,
-                                     const held_objects* held) {
+                                     held_objects* held) {
   thread_local object_scan scan;
   auto scanned = scan_object(padded_text, scan);
   if (!scanned)

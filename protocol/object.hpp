@@ -51,19 +51,19 @@ public:
   // of the text (or of what `transform` made of it). Fails with errc::invalid_json for text that
   // is not JSON and errc::invalid_object for JSON that is not an object or whose metadata has
   // the wrong shape.
-  // With `held` (held_objects.hpp), text naming a held object at the same resourceVersion gives
-  // that object back: validated and scanned, but not made again. Not through a transform that
-  // needs a tree.
+  // With `held` (held_objects.hpp), text naming a held object takes it from `held`, and at the
+  // same resourceVersion gives that object back: validated and scanned, but not made again. Not
+  // through a transform that needs a tree.
   static result<object_ptr> parse(std::string_view json_text,
                                   const object_transform* transform = nullptr,
                                   const item_type* fill_type = nullptr,
-                                  const held_objects* held = nullptr);
+                                  held_objects* held = nullptr);
   // As parse(), for text followed by at least scan_padding readable bytes, whatever they hold
   // (the next items of a list being received): scanned where it lies rather than copied first.
   static result<object_ptr> parse_padded(std::string_view json_text,
                                          const object_transform* transform = nullptr,
                                          const item_type* fill_type = nullptr,
-                                         const held_objects* held = nullptr);
+                                         held_objects* held = nullptr);
   // Builds an object from text found by a scan of a larger buffer (a watch event line):
   // `scan.object` says where the object's text is in `buffer`, and every range is an offset
   // into `buffer`. Copies only the object's own text (less managedFields for
@@ -130,7 +130,7 @@ private:
   // `json_text` or a copy of it that is padded.
   static result<object_ptr> from_text(std::string_view json_text, std::string_view padded_text,
                                       const item_type* fill_type, const object_transform* cut,
-                                      const held_objects* held);
+                                      held_objects* held);
   // parse() through a tree: parsed, filled, transformed, serialised, then scanned.
   static result<object_ptr> parse_tree(std::string_view json_text,
                                        const object_transform& transform,

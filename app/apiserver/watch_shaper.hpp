@@ -28,7 +28,10 @@ public:
 
   // The line a change of `now` (from `before`, for a modification) gives this watch's selection
   // (watch_projection.hpp), or "" when it is not to see it. An object that stopped matching is
-  // sent as DELETED with `before`'s content at `now`'s resourceVersion.
+  // sent as DELETED with `before`'s content at `now`'s resourceVersion. A modification without
+  // `before` (a state its queue did not keep: kinformerd's read API keeps only states in the
+  // selection) matched before only if the selection has no label or field to leave: it then
+  // matched as it does now, its namespace being the same.
   byte_pieces change_line(event_type type, const object_ptr& now, const object_ptr& before);
 
   // A BOOKMARK at `resource_version`.

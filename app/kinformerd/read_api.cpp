@@ -667,6 +667,14 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
   // stream's own bound drops a client that reads too slowly, and deltas are acknowledged as
   // soon as they are written to it.
   options.queue_bound = std::numeric_limits<std::size_t>::max();
+  // The state before a change is read only to send an object that left the selection (its
+  // namespace cannot change): without selectors, none is kept while deltas wait.
+  const auto& query = ctx->req.r.query;
+  if (query.labels.empty() && query.fields.empty()) {
+    options.old_objects.which = old_object_policy::keep::none;
+  } else {
+    options.old_objects = {old_object_policy::keep::selected, query.labels, query.fields};
+  }
   subscribe_to_informers(self, ctx, std::move(options));
 
   // timeoutSeconds=0 (or none) means the server's default, as the API server reads it.

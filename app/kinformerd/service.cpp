@@ -264,6 +264,7 @@ status_result kinformerd::impl::start_handlers() {
       subscription_options subscription;
       subscription.name = hook.name;
       subscription.window = std::min(subscription.window, hook.queue_bound);
+      subscription.old_objects.which = old_object_policy::keep::none; // bodies carry none
       webhooks.emplace_back(hook.name, hook.counters);
       plans.push_back(
           {std::move(hook), to_kind_request(informer, config.defaults), std::move(subscription)});

@@ -411,6 +411,8 @@ result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, informe
     subscription.name = options.name;
   // Acknowledgements wait for the queue: a window past the bound would only fill it.
   subscription.window = std::clamp<std::size_t>(subscription.window, 1, options.queue_bound);
+  // A body carries no state before a change.
+  subscription.old_objects.which = old_object_policy::keep::none;
   auto counters = options.counters ? options.counters : std::make_shared<webhook_counters>();
   auto actor = system.spawn(
       [](webhook_pointer self, informer_actor informer, webhook_options options,

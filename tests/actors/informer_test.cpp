@@ -103,6 +103,9 @@ struct fixture : kinformer::testing::sim_actor_fixture {
     return inf;
   }
 
+  // Waits until `inf` counts `n` subscriptions (a handler subscribes itself once spawned).
+  bool has_subscriptions(const informer_actor& inf, std::size_t n);
+
   // Waits until the handler's folded state equals the simulator's truth.
   bool converges(delta_recorder& rec, std::chrono::milliseconds timeout = 20s) {
     return rec.wait_for([&](const delta_recorder& r) { return r.state() == truth(); }, timeout);
@@ -117,6 +120,16 @@ T request(caf::actor_system& sys, const informer_actor& inf, Ts&&... xs) {
       .receive([&](T value) { out = std::move(value); },
                [&](caf::error& err) { FAIL(sys.render(err)); });
   return out;
+}
+
+bool fixture::has_subscriptions(const informer_actor& inf, std::size_t n) {
+  for (int i = 0; i < 200; ++i) {
+    if (request<informer_stats>(*system, inf, atoms::stats_atom::value).subscriptions == n)
+      return true;
+    caf::scoped_actor self{*system};
+    self->receive(caf::after(10ms) >> [] {});
+  }
+  return false;
 }
 
 } // namespace
@@ -232,16 +245,7 @@ TEST_CASE("a handler that subscribes while the first list arrives gets every lis
 
   delta_recorder rec;
   f.handler(inf, rec);
-  bool subscribed = false;
-  for (int i = 0; i < 200 && !subscribed; ++i) {
-    subscribed =
-        request<informer_stats>(*f.system, inf, atoms::stats_atom::value).subscriptions == 1;
-    if (!subscribed) {
-      caf::scoped_actor self{*f.system};
-      self->receive(caf::after(10ms) >> [] {});
-    }
-  }
-  REQUIRE(subscribed);
+  REQUIRE(f.has_subscriptions(inf, 1));
   caf::anon_send(inf, atoms::replace_atom::value, list, object_list{make("c")}, std::string("7"));
 
   REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
@@ -295,6 +299,71 @@ TEST_CASE("a slow handler neither blocks the informer nor a fast handler, and co
   CHECK(coalesced > 0);
   CHECK(stats.synced);
   CHECK(stats.objects == 10);
+}
+
+TEST_CASE("a replaced version is kept for a waiting handler only if it reads old objects") {
+  const auto keep = GENERATE(old_object_policy::keep::all, old_object_policy::keep::none);
+  fixture f;
+  f.create("default", "gate");
+  f.create("default", "cm");
+  auto c = f.config_maps_config();
+  c.change_window = 0; // a window keeps the versions it replays
+  auto inf = f.informer(c);
+  REQUIRE(request<bool>(*f.system, inf, atoms::wait_sync_atom::value));
+  subscription_options from_now;
+  from_now.from_now = true; // no initial deltas, which would hold the first versions
+  from_now.old_objects.which = old_object_policy::keep::none;
+  delta_recorder seen;
+  f.handler(inf, seen, from_now);
+
+  // A handler stuck in its first delivery, so that every later delta waits in the informer.
+  std::promise<void> gate;
+  auto opened = gate.get_future().share();
+  handler_callbacks cb;
+  cb.on_delta = [opened](const delta&) { opened.wait(); };
+  subscription_options stuck = from_now;
+  stuck.window = 1;
+  stuck.max_batch = 1;
+  stuck.old_objects.which = keep;
+  auto h = spawn_handler(*f.system, inf, std::move(cb), stuck);
+  f.spawned.push_back(caf::actor_cast<caf::actor>(h));
+  REQUIRE(f.has_subscriptions(inf, 2));
+
+  std::weak_ptr<const object> first =
+      request<object_ptr>(*f.system, inf, atoms::get_atom::value, std::string("default/cm"));
+  REQUIRE_FALSE(first.expired());
+  f.update("default", "gate", "shut");
+  f.update("default", "cm", "v2");
+  REQUIRE(seen.wait_for([](const delta_recorder& r) { return r.deltas().size() == 2; }));
+  for (const auto& d : seen.deltas_copy()) {
+    CHECK(d.type == delta_type::updated);
+    CHECK(d.old_object == nullptr);
+  }
+  // The store dropped the first version; only the stuck handler's waiting delta could keep it.
+  CHECK(first.expired() == (keep == old_object_policy::keep::none));
+  gate.set_value();
+}
+
+TEST_CASE("old object policies keep what each reader needs") {
+  auto pod = [](std::string labels) {
+    auto obj = object::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p",)"
+                             R"("namespace":"ns","resourceVersion":"1","labels":)" +
+                             labels + "}}");
+    REQUIRE(obj);
+    return *obj;
+  };
+  auto canary = pod(R"({"track":"canary"})");
+  auto stable = pod(R"({"track":"stable"})");
+  old_object_policy policy;
+  CHECK(policy.keeps(*stable)); // by default, every one (OnUpdate reads it)
+  policy.which = old_object_policy::keep::none;
+  CHECK_FALSE(policy.keeps(*canary));
+  policy.which = old_object_policy::keep::selected;
+  policy.labels = *label_selector::parse("track=canary");
+  CHECK(policy.keeps(*canary));
+  CHECK_FALSE(policy.keeps(*stable));
+  policy.fields = *field_selector::parse("metadata.name=other");
+  CHECK_FALSE(policy.keeps(*canary));
 }
 
 TEST_CASE("a resync period delivers synthetic sync deltas") {

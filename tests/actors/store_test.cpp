@@ -162,30 +162,65 @@ TEST_CASE("a relist yields updated, sync, added and final-state-unknown deletes"
   CHECK(s.resource_version() == "30");
 }
 
-TEST_CASE("a held view finds what was stored when it was taken, and a relist counts it") {
+TEST_CASE("a held view gives each stored object once, and a relist counts it") {
   store s;
   auto same = make_pod("ns", "same", "1");
   auto changed = make_pod("ns", "changed", "2");
   auto node = make_pod("", "node-1", "3");
   (void)s.replace({same, changed, node}, "10");
   auto held = s.held_view();
-  CHECK(held->find("ns", "same") == same);
-  CHECK(held->find("", "node-1") == node);
-  CHECK(held->find("other", "same") == nullptr);
-  CHECK(held->find("ns", "missing") == nullptr);
+  CHECK(held->take("other", "same") == nullptr);
+  CHECK(held->take("ns", "missing") == nullptr);
+  auto handed_on = held->take("ns", "same");
+  CHECK(handed_on == same);
+  CHECK(held->take("ns", "same") == nullptr); // taken: the view no longer holds it
+  CHECK(held->take("", "node-1") == node);
 
   // The relist's decoder handed on `same` itself; `changed` came anew, and so did `node`, at
   // the same resourceVersion (made before the view was there).
   auto changed_now = make_pod("ns", "changed", "20");
   auto node_again = make_pod("", "node-1", "3");
-  (void)s.replace({held->find("ns", "same"), changed_now, node_again}, "30");
+  (void)s.replace({handed_on, changed_now, node_again}, "30");
   CHECK(s.listed_as_stored() == 1);
   CHECK(s.get("ns/node-1") == nullptr);
   CHECK(s.get("node-1") == node); // the stored one stays either way
 
   // The view is a moment: later writes do not reach it.
-  CHECK(held->find("ns", "changed") == changed);
+  CHECK(held->take("ns", "changed") == changed);
   CHECK(s.get("ns/changed") == changed_now);
+}
+
+TEST_CASE("a held view keeps no version once its item is taken") {
+  store s;
+  std::weak_ptr<const object> first;
+  {
+    auto pod = make_pod("ns", "p", "1");
+    first = pod;
+    (void)s.replace({pod}, "1");
+  }
+  auto held = s.held_view();
+  // The list names the pod at a new version: the decoder takes the held one and makes anew.
+  CHECK(held->take("ns", "p") != nullptr);
+  (void)s.replace({make_pod("ns", "p", "2")}, "2");
+  CHECK(first.expired()); // gone with the store's reference, while the view lives on
+}
+
+TEST_CASE("a held view of many objects finds each, in any order, exactly once") {
+  store s;
+  std::vector<object_ptr> pods;
+  for (int i = 0; i < 1000; ++i)
+    pods.push_back(make_pod("ns-" + std::to_string(i % 7), "p" + std::to_string(i), "1"));
+  (void)s.replace(pods, "1");
+  auto held = s.held_view();
+  std::mt19937 random(7);
+  auto order = pods;
+  std::shuffle(order.begin(), order.end(), random);
+  std::size_t found = 0;
+  for (const auto& p : order) {
+    found += held->take(p->meta().namespace_, p->meta().name) == p;
+    CHECK(held->take(p->meta().namespace_, p->meta().name) == nullptr);
+  }
+  CHECK(found == pods.size());
 }
 
 TEST_CASE("an empty relist deletes everything, and an index forgets it all") {

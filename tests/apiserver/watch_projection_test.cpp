@@ -115,4 +115,13 @@ TEST_CASE("the watch shaper serves a stored object's own bytes, and shaped ones 
   CHECK(left.at("object").at("metadata").at("resourceVersion") == "6");
   CHECK(left.at("object").at("metadata").at("labels").at("app") == "web");
   CHECK(narrowed.change_line(event_type::modified, *moved, *moved).empty());
+
+  // Without the state before (a queue keeps only states in the selection): a modified object
+  // that matches now entered the selection; with no selector to leave, it was in it already.
+  auto back =
+      boost::json::parse(narrowed.change_line(event_type::modified, *obj, nullptr).joined());
+  CHECK(back.at("type") == "ADDED");
+  auto as_is =
+      boost::json::parse(as_stored.change_line(event_type::modified, *moved, nullptr).joined());
+  CHECK(as_is.at("type") == "MODIFIED");
 }

@@ -40,11 +40,11 @@ class held_map final : public held_objects {
 public:
   void hold(object_ptr obj) { objects_[std::string(obj->key())] = std::move(obj); }
 
-  object_ptr find(std::string_view namespace_, std::string_view name) const override {
+  object_ptr take(std::string_view namespace_, std::string_view name) override {
     std::string key =
         namespace_.empty() ? std::string(name) : std::string(namespace_) + "/" + std::string(name);
-    auto it = objects_.find(key);
-    return it == objects_.end() ? nullptr : it->second;
+    auto node = objects_.extract(key);
+    return node ? std::move(node.mapped()) : nullptr;
   }
 
 private:
@@ -71,16 +71,21 @@ TEST_CASE("an object at the held object's resourceVersion is the held object") {
   auto same = object::parse(pod("default", "web", "42", "Pending"), nullptr, nullptr, &held);
   REQUIRE(same);
   CHECK(same->get() == web.get()); // the resourceVersion says it is the same state
+  auto again = object::parse(pod("default", "web", "42"), nullptr, nullptr, &held);
+  REQUIRE(again);
+  CHECK(again->get() != web.get()); // taken: a list names an object once
 
   auto cluster_scoped = object::parse(pod("", "node-1", "7"), nullptr, nullptr, &held);
   REQUIRE(cluster_scoped);
   CHECK(cluster_scoped->get() == node.get());
 
+  held.hold(web);
   auto newer = object::parse(pod("default", "web", "43", "Succeeded"), nullptr, nullptr, &held);
   REQUIRE(newer);
   CHECK(newer->get() != web.get());
   CHECK((*newer)->meta().resource_version == "43");
   CHECK((*newer)->tree().at("status").at("phase") == "Succeeded");
+  CHECK(object::parse(pod("default", "web", "42"), nullptr, nullptr, &held)->get() != web.get());
 
   auto elsewhere = object::parse(pod("other", "web", "42"), nullptr, nullptr, &held);
   REQUIRE(elsewhere);
