@@ -17,11 +17,12 @@ namespace {
 // version until the end, and made the writer copy each shard it then wrote to.)
 //
 // An open-addressed table of the objects themselves (their keys are in them), built on the
-// writer thread; from then on one thread takes from it.
+// writer thread; from then on one thread takes from it. 24 bytes a slot, at most 80% used: for
+// 100,000 pods, 3 MB while the relist runs.
 class handed_over_objects final : public held_objects {
 public:
   explicit handed_over_objects(const object_map& objects)
-      : slots_(std::bit_ceil(stored(objects) + stored(objects) / 3 + 1)), mask_(slots_.size() - 1) {
+      : slots_(std::bit_ceil(stored(objects) + stored(objects) / 4 + 1)), mask_(slots_.size() - 1) {
     for (std::size_t i = 0; i < objects.shard_count(); ++i)
       for (const auto& entry : objects.shard(i))
         insert(entry.object);
@@ -33,23 +34,24 @@ public:
     if (!key.empty())
       key += '/';
     key.append(name);
-    const std::size_t hash = string_hash{}(key);
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+    const std::size_t tag = tag_of(key);
+    for (std::size_t i = tag & mask_;; i = (i + 1) & mask_) {
       auto& s = slots_[i];
-      if (!s.used)
+      if (s.tag == 0)
         return nullptr;
-      // A taken slot stays used, so that the objects placed past it are still found.
-      if (s.hash == hash && s.object && s.object->key() == key)
+      // A taken slot keeps its tag, so that the objects placed past it are still found.
+      if (s.tag == tag && s.object && s.object->key() == key)
         return std::move(s.object);
     }
   }
 
 private:
   struct slot {
-    std::size_t hash = 0;
+    std::size_t tag = 0; // the key's hash with its lowest bit set; 0: never used
     object_ptr object;
-    bool used = false;
   };
+
+  static std::size_t tag_of(std::string_view key) { return string_hash{}(key) | 1; }
 
   static std::size_t stored(const object_map& objects) {
     std::size_t n = 0;
@@ -59,14 +61,14 @@ private:
   }
 
   void insert(const object_ptr& obj) {
-    const std::size_t hash = string_hash{}(obj->key());
-    std::size_t i = hash & mask_;
-    while (slots_[i].used)
+    const std::size_t tag = tag_of(obj->key());
+    std::size_t i = tag & mask_;
+    while (slots_[i].tag != 0)
       i = (i + 1) & mask_;
-    slots_[i] = {hash, obj, true};
+    slots_[i] = {tag, obj};
   }
 
-  std::vector<slot> slots_; // never full: at most three quarters used
+  std::vector<slot> slots_;
   std::size_t mask_;
 };
 

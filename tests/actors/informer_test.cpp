@@ -178,6 +178,8 @@ TEST_CASE("an informer lists in pages, then watches, and a handler converges") {
 }
 
 TEST_CASE("a relist hands on its unchanged items as the objects stored") {
+  // A relist whose first page fails once is retried, and the retry hands them on as well.
+  const bool first_page_fails = GENERATE(false, true);
   fixture f;
   delta_recorder rec;
   auto inf = f.synced_over(20, rec);
@@ -191,11 +193,14 @@ TEST_CASE("a relist hands on its unchanged items as the objects stored") {
   f.server.stall_watches();
   f.update("default", "cm-3", "changed");
   f.remove("default", "cm-19");
+  if (first_page_fails)
+    f.store().fail_next_lists(1, 500);
   f.store().fail_next_watches(1);
   f.server.drop_watches();
   REQUIRE(f.converges(rec));
   auto stats = request<informer_stats>(*f.system, inf, atoms::stats_atom::value);
   CHECK(stats.relists == 1);
+  CHECK(stats.retries == (first_page_fails ? 2 : 1)); // the watch's 410 is one
   // The 19 unchanged items came back from the list as the objects stored; at most the first
   // page (7), if it was decoded before the informer filled the slot, was made anew.
   CHECK(stats.list_items_reused >= 19 - 7);

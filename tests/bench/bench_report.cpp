@@ -26,6 +26,27 @@ void row(std::ostream& out, const char* label, const char* format, ...) {
   out << line;
 }
 
+void relist_rows(std::ostream& out, const relist_figures& f) {
+  row(out, "time to converge", "%.3f s (%llu list)", f.seconds,
+      static_cast<unsigned long long>(f.lists));
+  row(out, "deltas to the handler", "%llu", static_cast<unsigned long long>(f.deltas));
+  row(out, "informer CPU", "%.2f s", f.cpu.client_seconds);
+  row(out, "items handed on as stored", "%llu", static_cast<unsigned long long>(f.items_reused));
+  row(out, "RSS before / peak during", "%.1f / %.1f MiB (+%.1f MiB)", mib(f.rss_before),
+      mib(f.peak_rss), mib(f.extra_peak_rss()));
+}
+
+void relist_fields(boost::json::object& o, const std::string& prefix, const relist_figures& f) {
+  o[prefix + "seconds"] = f.seconds;
+  o[prefix + "lists"] = f.lists;
+  o[prefix + "deltas"] = f.deltas;
+  o[prefix + "cpu_client_seconds"] = f.cpu.client_seconds;
+  o[prefix + "items_reused"] = f.items_reused;
+  o[prefix + "rss_before_bytes"] = f.rss_before;
+  o[prefix + "peak_rss_bytes"] = f.peak_rss;
+  o[prefix + "extra_peak_rss_bytes"] = f.extra_peak_rss();
+}
+
 } // namespace
 
 void print_table(std::ostream& out, const bench_results& r) {
@@ -92,14 +113,10 @@ void print_table(std::ostream& out, const bench_results& r) {
 
   if (s.relist) {
     out << "\nrelist (watch dropped, its resume answered 410; until store and handler converge)\n";
-    row(out, "time to converge", "%.3f s (%llu list)", r.relist_seconds,
-        static_cast<unsigned long long>(r.relist_lists));
-    row(out, "deltas to the handler", "%llu", static_cast<unsigned long long>(r.relist_deltas));
-    row(out, "informer CPU", "%.2f s", r.relist_cpu.client_seconds);
-    row(out, "items handed on as stored", "%llu",
-        static_cast<unsigned long long>(r.relist_items_reused));
-    row(out, "RSS before / peak during", "%.1f / %.1f MiB (+%.1f MiB)", mib(r.relist_rss_before),
-        mib(r.relist_peak_rss), mib(r.relist_extra_peak_rss()));
+    relist_rows(out, r.relist);
+    out << "\nrelist after a restore (the simulator back to before " << r.restore_updates
+        << " random updates)\n";
+    relist_rows(out, r.restore_relist);
   }
 
   if (s.fanout_handlers >= 2) {
@@ -184,14 +201,9 @@ std::string json_line(const bench_results& r) {
   o["host_pace_p999_ms"] = r.host_pace.p999_ms;
   o["host_pace_max_ms"] = r.host_pace.max_ms;
   o["relist"] = s.relist;
-  o["relist_seconds"] = r.relist_seconds;
-  o["relist_lists"] = r.relist_lists;
-  o["relist_deltas"] = r.relist_deltas;
-  o["relist_cpu_client_seconds"] = r.relist_cpu.client_seconds;
-  o["relist_items_reused"] = r.relist_items_reused;
-  o["relist_rss_before_bytes"] = r.relist_rss_before;
-  o["relist_peak_rss_bytes"] = r.relist_peak_rss;
-  o["relist_extra_peak_rss_bytes"] = r.relist_extra_peak_rss();
+  relist_fields(o, "relist_", r.relist);
+  o["restore_updates"] = r.restore_updates;
+  relist_fields(o, "restore_relist_", r.restore_relist);
   o["fanout_handlers"] = s.fanout_handlers;
   o["fanout_writes"] = r.fanout_writes;
   o["fanout_deltas"] = r.fanout_deltas;

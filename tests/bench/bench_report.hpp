@@ -32,6 +32,19 @@ struct bench_settings {
   unsigned timeout_seconds = 300;
 };
 
+// One relist: from what set it off until store and handler have converged.
+struct relist_figures {
+  double seconds = 0;
+  std::uint64_t lists = 0;        // lists completed meanwhile (1 expected)
+  std::uint64_t deltas = 0;       // deltas the first handler received from it
+  cpu_split cpu;                  // the informer's threads
+  std::uint64_t items_reused = 0; // listed items handed on as the objects stored
+  std::size_t rss_before = 0;     // bytes
+  std::size_t peak_rss = 0;       // bytes: the process's peak during the relist
+
+  std::size_t extra_peak_rss() const { return peak_rss > rss_before ? peak_rss - rss_before : 0; }
+};
+
 struct bench_results {
   bench_settings settings;
   double load_seconds = 0; // filling the simulator's storage (not part of any rate)
@@ -62,14 +75,12 @@ struct bench_results {
   latency_percentiles host_pace;
   std::size_t host_pace_working_set = 0; // bytes
 
-  // Relist: a forced 410 with everything stored, until store and handler have converged.
-  double relist_seconds = 0;
-  std::uint64_t relist_lists = 0;        // lists completed meanwhile (1 expected)
-  std::uint64_t relist_deltas = 0;       // deltas the first handler received from it
-  cpu_split relist_cpu;                  // the informer's threads, drop to converged
-  std::uint64_t relist_items_reused = 0; // listed items handed on as the objects stored
-  std::size_t relist_rss_before = 0;     // bytes
-  std::size_t relist_peak_rss = 0;       // bytes: the process's peak during the relist
+  // Relists, until store and handler have converged: a forced 410 with everything stored and
+  // unchanged; then a restore of the simulator to a backup from before `restore_updates` random
+  // updates, so that the relist brings an older version of every pod they changed.
+  relist_figures relist;
+  std::uint64_t restore_updates = 0;
+  relist_figures restore_relist;
 
   // Fan-out: fanout_handlers handlers, the same updates again.
   std::uint64_t fanout_writes = 0;
@@ -116,9 +127,6 @@ struct bench_results {
   }
   double fanout_cpu_ratio() const {
     return share(fanout_cpu_us_per_update(), event_cpu_us_per_update());
-  }
-  std::size_t relist_extra_peak_rss() const {
-    return relist_peak_rss > relist_rss_before ? relist_peak_rss - relist_rss_before : 0;
   }
   double sync_share_of_limit() const {
     return share(sync_megabytes_per_second(), list_limit.megabytes_per_second());

@@ -12,6 +12,8 @@
 //   latency   updates paced at R/s, each one's time from write to handler (p50/p99/p999), the
 //             writer on a thread of its own at nice N;
 //   relist    a forced 410: time until the store and the handler have converged, extra peak RSS;
+//             then the same after N random updates and a restore to a backup from before them
+//             (the relist then brings an older version of most pods);
 //   fan-out   H handlers, E updates again: the informer's CPU per event against one handler's.
 // Alongside, it parses the same JSON bytes with Boost.JSON alone: the limit any parsing client
 // is held to. Prints a table and one JSON line (last line of the output) with every figure.
@@ -45,6 +47,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <optional>
@@ -271,6 +274,12 @@ private:
     return options;
   }
 
+  // Sets a relist off and measures it until store and handler have converged. The RSS it is
+  // measured from is taken just before `set_off`, or just after it when that frees memory.
+  enum class baseline { before_set_off, after_set_off };
+  relist_figures measure_relist(const std::string& what, const std::function<void()>& set_off,
+                                baseline when = baseline::before_set_off);
+
   // A fresh count for the next phase's deltas (the previous phase has delivered all of its own).
   delivery_counter& next_phase_counter() {
     counters_.push_back(std::make_unique<delivery_counter>());
@@ -458,18 +467,47 @@ void bench_run::latency() {
 void bench_run::relist() {
   if (!settings_.relist)
     return;
+  results_.relist = measure_relist(
+      "forcing a relist: the watch is dropped and its resume answered 410 Expired", [this] {
+        store().fail_next_watches(1);
+        server_.drop_watches();
+      });
+
+  // Every pod a random update reaches (about 63% of them) then reverts to its older version.
+  auto backup = store().backup();
+  progress("updating " + std::to_string(settings_.pods) + " pods at random, to restore from");
+  results_.restore_updates = run_pump(pump_for(settings_.pods), next_phase_counter()).writes;
+  // The restore frees the simulator's newer versions and its history, hundreds of MB the
+  // relist would reuse: the baseline is taken after it, and after a trim.
+  results_.restore_relist = measure_relist(
+      "restoring the simulator to before those updates: its watches end, its history restarts",
+      [&] {
+        store().restore(backup);
+        server_.drop_watches(); // as the API server restarting after an etcd restore does
+      },
+      baseline::after_set_off);
+}
+
+relist_figures bench_run::measure_relist(const std::string& what,
+                                         const std::function<void()>& set_off, baseline when) {
+  relist_figures figures;
   auto before = query_stats(*system_, informer_);
   if (!before)
-    fail("the informer did not answer a stats request before the relist");
+    fail("the informer did not answer a stats request before a relist");
   auto& delivered = next_phase_counter();
-  release_free_heap();
-  results_.relist_rss_before = current_rss_bytes();
-  reset_peak_rss();
-  progress("forcing a relist: the watch is dropped and its resume answered 410 Expired");
+  auto take_baseline = [&] {
+    release_free_heap();
+    figures.rss_before = current_rss_bytes();
+    reset_peak_rss();
+  };
+  if (when == baseline::before_set_off)
+    take_baseline();
+  progress(what);
   auto cpu_before = sample_thread_cpu();
   auto started = clock_type::now();
-  store().fail_next_watches(1);
-  server_.drop_watches();
+  set_off();
+  if (when == baseline::after_set_off)
+    take_baseline();
   // Converged: the relist has replaced the store and the handler has taken every delta.
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -477,18 +515,19 @@ void bench_run::relist() {
     if (now && now->lists > before->lists && now->synced &&
         std::all_of(now->queues.begin(), now->queues.end(),
                     [](const subscription_stats& q) { return q.depth == 0; })) {
-      results_.relist_seconds = seconds_since(started);
-      results_.relist_cpu = sample_thread_cpu() - cpu_before;
-      results_.relist_lists = now->lists - before->lists;
-      results_.relist_items_reused = now->list_items_reused - before->list_items_reused;
+      figures.seconds = seconds_since(started);
+      figures.cpu = sample_thread_cpu() - cpu_before;
+      figures.lists = now->lists - before->lists;
+      figures.items_reused = now->list_items_reused - before->list_items_reused;
       break;
     }
     if (clock_type::now() - started > timeout_)
-      fail_with_stats("the forced relist did not converge within " +
-                      std::to_string(timeout_.count()) + " s");
+      fail_with_stats("a relist did not converge within " + std::to_string(timeout_.count()) +
+                      " s");
   }
-  results_.relist_peak_rss = peak_rss_since_reset_bytes();
-  results_.relist_deltas = delivered.count();
+  figures.peak_rss = peak_rss_since_reset_bytes();
+  figures.deltas = delivered.count();
+  return figures;
 }
 
 void bench_run::fanout() {

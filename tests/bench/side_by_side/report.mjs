@@ -293,6 +293,10 @@ if (full) {
       : []),
     `| forced relist (410) with ${f0(full.informer_objects)} stored: time to converge | ${f3(full.relist_seconds)} s (${f0(full.relist_deltas)} deltas) |`,
     `| forced relist: extra peak RSS (whole process) | ${f1(full.relist_extra_peak_rss_bytes / MiB)} MiB |`,
+    ...(full.restore_relist_seconds != null
+      ? [`| relist after a restore to before ${f0(full.restore_updates)} random updates: time to converge | ${f3(full.restore_relist_seconds)} s (${f0(full.restore_relist_deltas)} deltas, ${f0(full.restore_relist_items_reused)} items handed on as stored) |`,
+          `| relist after a restore: extra peak RSS (whole process) | ${f1(full.restore_relist_extra_peak_rss_bytes / MiB)} MiB |`]
+      : []),
     `| memory per stored pod, full | ${perPod(full)} |`,
     `| memory per stored pod, managedFields dropped | ${perPod(bench['no-managed-fields'])} |`,
     `| memory per stored pod, metadata-only | ${perPod(bench['metadata-only'])} |`,
