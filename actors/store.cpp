@@ -12,23 +12,20 @@ namespace {
 // The stored objects at one moment, for the decode thread of one relist, which takes each listed
 // item's object as the item arrives. From then on only the store keeps it, so a version the
 // relist replaces is freed when the store drops it, batch by batch, not when the whole list is
-// in: a relist that changes every object needs room for a batch of new versions, not for a
-// second copy of the store. (A frozen snapshot of the shards, used before, kept every replaced
-// version until the end, and made the writer copy each shard it then wrote to.)
+// in. (The frozen shards alone, used before, kept every replaced version until the end.)
 //
-// An open-addressed table of the objects themselves (their keys are in them), built on the
-// writer thread; from then on one thread takes from it. 24 bytes a slot, at most 80% used: for
-// 100,000 pods, 3 MB while the relist runs.
+// Made on the writer thread from frozen shards, in O(#shards) as a snapshot is, so the list's
+// first items are not decoded before it is there. At its first item the decode thread turns
+// them into an open-addressed table of the objects themselves (their keys are in them; 24
+// bytes a slot, at most 80% used: 3 MB for 100,000 pods) and lets the shards go, before the
+// writer has a batch of this list to write, so the writer copies no shard for it.
 class handed_over_objects final : public held_objects {
 public:
-  explicit handed_over_objects(const object_map& objects)
-      : slots_(std::bit_ceil(stored(objects) + stored(objects) / 4 + 1)), mask_(slots_.size() - 1) {
-    for (std::size_t i = 0; i < objects.shard_count(); ++i)
-      for (const auto& entry : objects.shard(i))
-        insert(entry.object);
-  }
+  explicit handed_over_objects(object_map::frozen shards) : shards_(std::move(shards)) {}
 
   object_ptr take(std::string_view namespace_, std::string_view name) override {
+    if (!shards_.empty())
+      build();
     thread_local std::string key; // the decode thread looks up every listed item
     key.assign(namespace_);
     if (!key.empty())
@@ -53,11 +50,16 @@ private:
 
   static std::size_t tag_of(std::string_view key) { return string_hash{}(key) | 1; }
 
-  static std::size_t stored(const object_map& objects) {
+  void build() {
     std::size_t n = 0;
-    for (std::size_t i = 0; i < objects.shard_count(); ++i)
-      n += objects.shard(i).size();
-    return n;
+    for (const auto& shard : shards_)
+      n += shard->size();
+    slots_.resize(std::bit_ceil(n + n / 4 + 1));
+    mask_ = slots_.size() - 1;
+    for (const auto& shard : shards_)
+      for (const auto& entry : *shard)
+        insert(entry.object);
+    shards_ = {};
   }
 
   void insert(const object_ptr& obj) {
@@ -68,8 +70,9 @@ private:
     slots_[i] = {tag, obj};
   }
 
+  object_map::frozen shards_; // until the first take
   std::vector<slot> slots_;
-  std::size_t mask_;
+  std::size_t mask_ = 0;
 };
 
 bool matches_requirement(const object& obj, const field_requirement& req) {
@@ -350,7 +353,7 @@ std::vector<object_ptr> store::list() const {
 }
 
 std::shared_ptr<held_objects> store::held_view() const {
-  return std::make_shared<handed_over_objects>(objects_);
+  return std::make_shared<handed_over_objects>(objects_.freeze());
 }
 
 store_snapshot store::snapshot() const {

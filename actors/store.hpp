@@ -129,9 +129,10 @@ public:
   store_snapshot snapshot() const;
 
   // The stored objects as held_objects (protocol/held_objects.hpp), for a relist's decode thread
-  // to hand unchanged items on as the objects stored. Built on the writer thread (O(n)); the
-  // decode thread takes each listed item's object from it, so it keeps no replaced version past
-  // the item's batch. Drop it when the relist is done: it keeps the objects the list lacks.
+  // to hand unchanged items on as the objects stored. Taken on the writer thread in O(#shards),
+  // as a snapshot is; the decode thread takes each listed item's object from it, so it keeps no
+  // replaced version past the item's batch. Drop it when the relist is done: it keeps the
+  // objects the list lacks.
   std::shared_ptr<held_objects> held_view() const;
 
   // As store_snapshot::heap_bytes (walks every object).
