@@ -17,8 +17,8 @@ namespace {
 // Made on the writer thread from frozen shards, in O(#shards) as a snapshot is, so the list's
 // first items are not decoded before it is there. At its first item the decode thread turns
 // them into an open-addressed table of the objects themselves (their keys are in them; 24
-// bytes a slot, at most 80% used: 3 MB for 100,000 pods) and lets the shards go, before the
-// writer has a batch of this list to write, so the writer copies no shard for it.
+// bytes a slot, at most 80% used: 3 MB for 100,000 pods) and lets the shards go, most likely
+// before the writer has a batch of this list to write, so the writer copies no shard for it.
 class handed_over_objects final : public held_objects {
 public:
   explicit handed_over_objects(object_map::frozen shards) : shards_(std::move(shards)) {}
