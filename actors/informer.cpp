@@ -89,13 +89,10 @@ void fan_out(informer_pointer self, const delta& d) {
     // check; a handler without a resync period never sees one either way.
     if (d.type == delta_type::sync && sub.options.resync_period.count() == 0)
       continue;
-    if (d.old_object && !sub.options.old_objects.keeps(*d.old_object)) {
-      delta lean = d;
-      lean.old_object = nullptr;
-      sub.queue.push(std::move(lean));
-    } else {
+    if (d.old_object && !sub.options.old_objects.keeps(*d.old_object))
+      sub.queue.push(delta{d.type, d.object, nullptr, d.initial_list, d.final_state_unknown});
+    else
       sub.queue.push(d);
-    }
     if (!sub.overflowing && sub.queue.depth() >= sub.options.queue_bound) {
       sub.overflowing = true;
       if (st.config.observer && st.config.observer->on_overflow)

@@ -45,6 +45,8 @@ struct resource_request {
 
   // Whether `obj` is in the selection: namespace, labels and fields.
   bool matches(const object& obj) const;
+  // Whether the selection names labels or fields: an object can leave it by changing.
+  bool selects_by_content() const { return !query.labels.empty() || !query.fields.empty(); }
   // What a continue token is bound to: the collection and its selectors.
   std::string selection() const;
 };

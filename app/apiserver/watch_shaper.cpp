@@ -40,10 +40,9 @@ byte_pieces watch_shaper::event_line(event_type type, const object_ptr& obj) {
 byte_pieces watch_shaper::change_line(event_type type, const object_ptr& now,
                                       const object_ptr& before) {
   const bool matches_now = request_.matches(*now);
-  const bool content_selected = !request_.query.labels.empty() || !request_.query.fields.empty();
   const bool matched_before =
       type == event_type::modified &&
-      (before ? request_.matches(*before) : matches_now && !content_selected);
+      (before ? request_.matches(*before) : matches_now && !request_.selects_by_content());
   const watch_projection projection = project_change(type, matches_now, matched_before);
   if (projection == watch_projection::none)
     return {};

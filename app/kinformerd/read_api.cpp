@@ -669,12 +669,11 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
   options.queue_bound = std::numeric_limits<std::size_t>::max();
   // The state before a change is read only to send an object that left the selection (its
   // namespace cannot change): without selectors, none is kept while deltas wait.
-  const auto& query = ctx->req.r.query;
-  if (query.labels.empty() && query.fields.empty()) {
+  if (ctx->req.r.selects_by_content())
+    options.old_objects = {old_object_policy::keep::selected, ctx->req.r.query.labels,
+                           ctx->req.r.query.fields};
+  else
     options.old_objects.which = old_object_policy::keep::none;
-  } else {
-    options.old_objects = {old_object_policy::keep::selected, query.labels, query.fields};
-  }
   subscribe_to_informers(self, ctx, std::move(options));
 
   // timeoutSeconds=0 (or none) means the server's default, as the API server reads it.

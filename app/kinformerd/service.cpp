@@ -261,10 +261,7 @@ status_result kinformerd::impl::start_handlers() {
       hook.tls.client_key_file = options.client_key;
       hook.tls.insecure_skip_verify = options.insecure_skip_tls_verify;
       hook.counters = std::make_shared<webhook_counters>();
-      subscription_options subscription;
-      subscription.name = hook.name;
-      subscription.window = std::min(subscription.window, hook.queue_bound);
-      subscription.old_objects.which = old_object_policy::keep::none; // bodies carry none
+      auto subscription = webhook_subscription(hook);
       webhooks.emplace_back(hook.name, hook.counters);
       plans.push_back(
           {std::move(hook), to_kind_request(informer, config.defaults), std::move(subscription)});

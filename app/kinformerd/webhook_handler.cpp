@@ -386,6 +386,15 @@ result<std::shared_ptr<webhook_sender>> make_sender(const webhook_options& optio
 
 } // namespace
 
+subscription_options webhook_subscription(const webhook_options& options,
+                                          subscription_options subscription) {
+  if (subscription.name.empty())
+    subscription.name = options.name;
+  subscription.window = std::clamp<std::size_t>(subscription.window, 1, options.queue_bound);
+  subscription.old_objects.which = old_object_policy::keep::none;
+  return subscription;
+}
+
 result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, webhook_options options) {
   auto sender = make_sender(options);
   if (!sender)
@@ -407,12 +416,7 @@ result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, informe
   auto sender = make_sender(options);
   if (!sender)
     return sender.err();
-  if (subscription.name.empty())
-    subscription.name = options.name;
-  // Acknowledgements wait for the queue: a window past the bound would only fill it.
-  subscription.window = std::clamp<std::size_t>(subscription.window, 1, options.queue_bound);
-  // A body carries no state before a change.
-  subscription.old_objects.which = old_object_policy::keep::none;
+  subscription = webhook_subscription(options, std::move(subscription));
   auto counters = options.counters ? options.counters : std::make_shared<webhook_counters>();
   auto actor = system.spawn(
       [](webhook_pointer self, informer_actor informer, webhook_options options,

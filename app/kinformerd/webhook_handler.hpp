@@ -91,8 +91,15 @@ struct webhook_handler {
   std::shared_ptr<const webhook_counters> counters;
 };
 
-// A webhook handler that is not subscribed yet: subscribe it to an informer or the cache. It
-// acknowledges each batch to the actor that delivered it. Fails on a malformed URL.
+// What a webhook asks of its subscription, from `subscription`: its name when it has none, a
+// window of at most options.queue_bound (acknowledgements wait for the queue: a larger window
+// would only fill it), and no state before a change (a body carries none).
+subscription_options webhook_subscription(const webhook_options& options,
+                                          subscription_options subscription = {});
+
+// A webhook handler that is not subscribed yet: subscribe it to an informer or the cache, with
+// webhook_subscription(). It acknowledges each batch to the actor that delivered it. Fails on a
+// malformed URL.
 result<webhook_handler> spawn_webhook_handler(caf::actor_system& system, webhook_options options);
 
 // One subscribed to `informer`; the subscription's window is capped at options.queue_bound.
