@@ -1,6 +1,7 @@
 #include "actors/subscription_relay.hpp"
 
 #include "actors/string_hash.hpp"
+#include "protocol/json_string.hpp"
 
 #include <caf/all.hpp>
 
@@ -15,6 +16,15 @@ namespace kinformer {
 
 namespace {
 
+// What the handler has of one key: its resourceVersion, and the object itself only when the
+// handler reads it as a state before a change (its old_object_policy keeps it). Kept for every
+// handler, each delivered object stayed in memory until the handler was sent its next change: a
+// slow webhook, after a relist that changed most objects, pinned a second copy of them.
+struct known_version {
+  object_ptr object; // null: not kept
+  std::string resource_version;
+};
+
 // One informer the relay subscribes to. `generation` changes on every rebind, so that acks for
 // batches of a replaced informer are never credited to its replacement.
 struct slot {
@@ -26,8 +36,10 @@ struct slot {
   // and `listed` collects the keys it reported.
   bool reconciling = false;
   std::unordered_set<std::string, string_hash, std::equal_to<>> listed;
-  // The last object delivered to the handler, per key: what the handler believes.
-  std::unordered_map<std::string, object_ptr, string_hash, std::equal_to<>> known;
+  // The last version delivered to the handler, per key: what the handler believes.
+  std::unordered_map<std::string, known_version, string_hash, std::equal_to<>> known;
+  // Of the objects delivered: for a delete whose last object was not kept (identity_object).
+  std::string kind, api_version;
 };
 
 // A batch forwarded to the handler, not yet fully acknowledged by it.
@@ -95,15 +107,46 @@ void erase_key(Container& c, std::string_view key) {
 }
 
 // Records `d` as what the handler now has.
-void remember(slot& s, const delta& d) {
-  if (d.type == delta_type::deleted)
-    erase_key(s.known, d.object->key());
-  else
-    s.known.insert_or_assign(std::string(d.object->key()), d.object);
+void remember(slot& s, const delta& d, const old_object_policy& policy) {
+  const object& obj = *d.object;
+  if (d.type == delta_type::deleted) {
+    erase_key(s.known, obj.key());
+    return;
+  }
+  if (s.kind.empty()) {
+    s.kind = obj.kind();
+    s.api_version = obj.api_version();
+  }
+  s.known.insert_or_assign(std::string(obj.key()),
+                           known_version{policy.keeps(obj) ? d.object : nullptr,
+                                         std::string(obj.meta().resource_version)});
 }
 
-bool same_version(const object_ptr& a, const object_ptr& b) {
-  return a->meta().resource_version == b->meta().resource_version;
+// An object that says only which one it was, for the final-state-unknown delete of a key whose
+// last object the handler's policy did not keep: kind, apiVersion, name, namespace and
+// resourceVersion, as a PartialObjectMetadata would.
+object_ptr identity_object(const slot& s, std::string_view key, std::string_view resource_version) {
+  const auto slash = key.find('/');
+  std::string text = "{";
+  if (!s.kind.empty()) {
+    text += "\"apiVersion\":";
+    append_json_string(text, s.api_version);
+    text += ",\"kind\":";
+    append_json_string(text, s.kind);
+    text += ',';
+  }
+  text += "\"metadata\":{\"name\":";
+  append_json_string(text, slash == std::string_view::npos ? key : key.substr(slash + 1));
+  if (slash != std::string_view::npos) {
+    text += ",\"namespace\":";
+    append_json_string(text, key.substr(0, slash));
+  }
+  text += ",\"resourceVersion\":";
+  append_json_string(text, resource_version);
+  text += "}}";
+  auto made = object::parse(text);
+  // The key and version came from objects that parsed: this text always does.
+  return made ? *made : nullptr;
 }
 
 // Turns a replacement informer's delta into what the handler must see, given what it has:
@@ -116,7 +159,7 @@ std::optional<delta> reconcile(slot& s, delta d, bool initial) {
     erase_key(s.listed, key);
     if (had == s.known.end())
       return std::nullopt; // the handler never saw it
-    d.old_object = had->second;
+    d.old_object = had->second.object;
     return d;
   }
   s.listed.emplace(key);
@@ -126,13 +169,13 @@ std::optional<delta> reconcile(slot& s, delta d, bool initial) {
     d.initial_list = initial;
     return d;
   }
-  if (same_version(had->second, d.object)) {
+  if (had->second.resource_version == d.object->meta().resource_version) {
     if (d.type != delta_type::sync)
       return std::nullopt; // the handler already has this version
   } else {
     d.type = delta_type::updated;
   }
-  d.old_object = had->second;
+  d.old_object = had->second.object;
   d.initial_list = false;
   return d;
 }
@@ -173,12 +216,14 @@ void finish_reconcile(relay_pointer self, std::size_t index) {
       ++it;
       continue;
     }
+    const known_version& had = it->second;
     delta d;
     d.type = delta_type::deleted;
-    d.object = it->second;
-    d.old_object = it->second;
+    d.object = had.object ? had.object : identity_object(s, it->first, had.resource_version);
+    d.old_object = had.object;
     d.final_state_unknown = true;
-    gone.push_back(std::move(d));
+    if (d.object)
+      gone.push_back(std::move(d));
     it = s.known.erase(it);
   }
   s.listed.clear();
@@ -238,11 +283,11 @@ relay_actor spawn_subscription_relay(caf::actor_system& system, subscription_id 
               continue;
             if (s.reconciling) {
               if (auto mapped = reconcile(s, std::move(d), !st.synced_sent)) {
-                remember(s, *mapped);
+                remember(s, *mapped, st.options.old_objects);
                 out.push_back(std::move(*mapped));
               }
             } else {
-              remember(s, d);
+              remember(s, d, st.options.old_objects);
               out.push_back(std::move(d));
             }
           }

@@ -13,15 +13,19 @@
 //   acknowledged everything the relay forwarded of it, so the informer's bounded, coalescing
 //   queue (not the relay) absorbs a slow handler. The relay itself buffers nothing.
 // - Restarts without duplicates: on (rebind_atom, slot, replacement) the relay subscribes to the
-//   replacement and reconciles its initial list against the last object it delivered per key of
-//   that slot:
+//   replacement and reconciles its initial list against the last version it delivered per key
+//   of that slot:
 //     same key, same resourceVersion  -> nothing (the handler already has it);
-//     same key, other resourceVersion -> `updated`, old_object = what the handler had;
+//     same key, other resourceVersion -> `updated`, old_object = what the handler had (when its
+//                                        old_object_policy keeps that state; null otherwise);
 //     unknown key                     -> `added` with initial_list=false (true while the
 //                                        handler has not had its synced yet);
 //     a delete of a key the handler never had -> nothing;
-//   and after the replacement's synced: `deleted` with final_state_unknown=true (the last known
-//   object) for every key the handler had that the replacement's initial list did not contain.
+//   and after the replacement's synced: `deleted` with final_state_unknown=true for every key
+//   the handler had that the replacement's initial list did not contain. Its object is the last
+//   one delivered, where the policy keeps it; otherwise one that names it (kind, apiVersion,
+//   name, namespace, resourceVersion). The relay keeps what the policy keeps and, of the rest,
+//   only resourceVersions: a replaced version never waits in it for the handler.
 //   So the handler never sees a second Add for an object it already has.
 // - Unsubscribe, or the handler terminating (the relay monitors it), unsubscribes from every
 //   informer and ends the relay. A slot's informer terminating is not an error: its slot waits

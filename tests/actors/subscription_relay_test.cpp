@@ -17,6 +17,7 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <future>
 #include <set>
 
@@ -132,6 +133,15 @@ struct fixture : kinformer::testing::sim_actor_fixture {
     REQUIRE(down);
   }
 
+  object_ptr get(const informer_actor& inf, const std::string& key) {
+    caf::scoped_actor self{*system};
+    object_ptr out;
+    self->request(inf, 10s, atoms::get_atom::value, key)
+        .receive([&](object_ptr obj) { out = std::move(obj); },
+                 [&](caf::error& err) { FAIL(system->render(err)); });
+    return out;
+  }
+
   informer_stats stats(const informer_actor& inf) {
     caf::scoped_actor self{*system};
     informer_stats out;
@@ -214,6 +224,11 @@ TEST_CASE("a relay merges two informers into one stream with one synced") {
 }
 
 TEST_CASE("after an informer is replaced, the relay reconciles without duplicate adds") {
+  // A handler that reads old objects, and one that does not (a webhook, a read-API watch).
+  const auto keep = GENERATE(old_object_policy::keep::all, old_object_policy::keep::none);
+  const bool reads_old = keep == old_object_policy::keep::all;
+  subscription_options options;
+  options.old_objects.which = keep;
   fixture f;
   for (int i = 0; i < 5; ++i) {
     f.create("a", "cm-" + std::to_string(i));
@@ -222,7 +237,7 @@ TEST_CASE("after an informer is replaced, the relay reconciles without duplicate
   auto a = f.informer("a");
   auto b = f.informer("b");
   delta_recorder rec;
-  auto relay = f.subscribe({a, b}, rec);
+  auto relay = f.subscribe({a, b}, rec, options);
   REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
   f.update("a", "cm-0", "live");
   REQUIRE(f.converges(rec));
@@ -236,6 +251,8 @@ TEST_CASE("after an informer is replaced, the relay reconciles without duplicate
   };
   auto had_cm1 = had("a/cm-1");
   REQUIRE(had_cm1);
+  auto had_cm2 = had("a/cm-2");
+  REQUIRE(had_cm2);
 
   // The informer of namespace "a" fails; meanwhile "a" changes.
   caf::anon_send_exit(a, caf::exit_reason::kill);
@@ -259,13 +276,28 @@ TEST_CASE("after an informer is replaced, the relay reconciles without duplicate
   REQUIRE(by_key["a/cm-1"].size() == 1);
   const auto& changed = by_key["a/cm-1"][0];
   CHECK(changed.type == delta_type::updated);
-  REQUIRE(changed.old_object);
-  CHECK(version(changed.old_object) == version(had_cm1));
+  if (reads_old) {
+    REQUIRE(changed.old_object);
+    CHECK(version(changed.old_object) == version(had_cm1));
+  } else {
+    CHECK(changed.old_object == nullptr);
+  }
   CHECK(changed.object->tree().at("data").at("value") == "changed-while-down");
 
   REQUIRE(by_key["a/cm-2"].size() == 1);
-  CHECK(by_key["a/cm-2"][0].type == delta_type::deleted);
-  CHECK(by_key["a/cm-2"][0].final_state_unknown);
+  const auto& gone = by_key["a/cm-2"][0];
+  CHECK(gone.type == delta_type::deleted);
+  CHECK(gone.final_state_unknown);
+  // The last object the handler had, or, when it was not kept, one that names it.
+  CHECK(version(gone.object) == version(had_cm2));
+  CHECK(gone.object->kind() == "ConfigMap");
+  CHECK(gone.object->api_version() == "v1");
+  CHECK(gone.object->meta().namespace_ == "a");
+  CHECK(gone.object->meta().name == "cm-2");
+  CHECK((gone.object == had_cm2) == reads_old);
+  CHECK((gone.old_object == had_cm2) == reads_old);
+  if (!reads_old)
+    CHECK(gone.old_object == nullptr);
 
   REQUIRE(by_key["a/cm-new"].size() == 1);
   CHECK(by_key["a/cm-new"][0].type == delta_type::added);
@@ -284,6 +316,61 @@ TEST_CASE("after an informer is replaced, the relay reconciles without duplicate
   REQUIRE(f.converges(rec));
   CHECK(rec.synced() == 1);
   CHECK(duplicate_adds(rec.deltas_copy()).empty());
+}
+
+TEST_CASE("a replaced version waits in a relay only for a handler that reads old objects") {
+  const auto keep = GENERATE(old_object_policy::keep::all, old_object_policy::keep::none);
+  fixture f;
+  f.create("a", "gate");
+  f.create("a", "cm");
+  auto a = f.informer("a"); // no change window: one would keep the versions it replays
+  // A direct subscriber that counts and keeps nothing: once it has had both updates after its
+  // two initial adds, the informer has applied them.
+  auto counted = std::make_shared<std::atomic<int>>(0);
+  auto direct_synced = std::make_shared<std::promise<void>>();
+  auto both_applied = std::make_shared<std::promise<void>>();
+  handler_callbacks counting;
+  counting.on_delta = [counted, both_applied](const delta&) {
+    if (++*counted == 4)
+      both_applied->set_value();
+  };
+  counting.on_synced = [direct_synced] { direct_synced->set_value(); };
+  subscription_options lean;
+  lean.old_objects.which = old_object_policy::keep::none;
+  handler_actor direct = spawn_handler(*f.system, a, std::move(counting), lean);
+  f.spawned.push_back(caf::actor_cast<caf::actor>(direct));
+  REQUIRE(direct_synced->get_future().wait_for(10s) == std::future_status::ready);
+
+  // Through the relay, a handler that takes the initial list (and keeps none of it), then is
+  // stuck in its next delivery, so that every later delta waits in the informer.
+  gate blocked;
+  auto opened = blocked.opened();
+  auto delivered = std::make_shared<std::atomic<int>>(0);
+  auto synced = std::make_shared<std::promise<void>>();
+  auto synced_future = synced->get_future();
+  handler_callbacks cb;
+  cb.on_delta = [delivered, opened](const delta&) {
+    if (++*delivered > 2)
+      opened.wait();
+  };
+  cb.on_synced = [synced] { synced->set_value(); };
+  subscription_options stuck;
+  stuck.window = 1;
+  stuck.max_batch = 1;
+  stuck.old_objects.which = keep;
+  f.subscribe({a}, std::move(cb), stuck);
+  REQUIRE(synced_future.wait_for(10s) == std::future_status::ready);
+  REQUIRE(*delivered == 2);
+
+  std::weak_ptr<const object> first = f.get(a, "a/cm");
+  REQUIRE_FALSE(first.expired());
+  f.update("a", "gate", "shut");
+  f.update("a", "cm", "v2");
+  REQUIRE(both_applied->get_future().wait_for(10s) == std::future_status::ready);
+  // The store dropped the first version; the relay (what the handler has) and the informer's
+  // waiting delta keep it only for a handler that reads it.
+  CHECK(first.expired() == (keep == old_object_policy::keep::none));
+  blocked.open();
 }
 
 TEST_CASE("a slow handler holds back the informer's queue, not the relay") {

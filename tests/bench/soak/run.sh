@@ -22,6 +22,9 @@ usage: tests/bench/soak/run.sh [options]
   --seed N           seed of kubesim's objects and churn, and of the fault order (1)
   --results DIR      where soak.md, soak.tsv, soak_faults.tsv and soak.png go (tests/bench/results)
   --converge S       how long the views may take to match the truth at the end (300)
+  --faults LIST      comma-separated faults to draw from (default: all of them): drop,
+                     watch_410, watch_500, watch_429, list_500, list_429, continue_expired, stall,
+                     compact, restore, restore_to_backup, resource_version_gap, latency
 Relative paths are taken from the current directory; the defaults from the repository root.
 Exit status: 0 when every view matched the truth, kinformerd survived every fault, the RSS was
 flat and the threads and descriptors stable; 1 otherwise.
@@ -46,6 +49,7 @@ seed=1
 results="$repo/tests/bench/results"
 converge_limit=300
 timeout=900
+faults=
 
 while (($#)); do
   case $1 in
@@ -60,6 +64,7 @@ while (($#)); do
     --sample) need_value "$@"; number "$1" "$2"; sample=$2; shift 2 ;;
     --seed) need_value "$@"; number "$1" "$2"; seed=$2; shift 2 ;;
     --converge) need_value "$@"; number "$1" "$2"; converge_limit=$2; shift 2 ;;
+    --faults) need_value "$@"; faults=$2; shift 2 ;;
     *) usage >&2; die "unknown argument $1" ;;
   esac
 done
@@ -160,6 +165,13 @@ sim POST /sim/faults/backup >/dev/null || die "cannot take kubesim's backup"
 # Each fault is a function; the ones that last until lifted set $lift to the lifting function.
 fault_names=(drop watch_410 watch_500 watch_429 list_500 list_429 continue_expired stall compact
   restore restore_to_backup resource_version_gap latency)
+if [[ -n $faults ]]; then # a subset, to probe what some faults do
+  IFS=, read -r -a chosen <<<"$faults"
+  for name in "${chosen[@]}"; do
+    [[ " ${fault_names[*]} " == *" $name "* ]] || die "--faults: unknown fault $name"
+  done
+  fault_names=("${chosen[@]}")
+fi
 cut_watches() { sim POST /sim/faults/drop-watches >/dev/null; }
 force_relist() { sim POST '/sim/faults/fail-watches?count=1' >/dev/null && cut_watches; }
 fault_drop() { cut_watches; }
@@ -321,7 +333,7 @@ require("fs").writeFileSync(md, rows.join("\n") + "\n");
   echo "# Soak"
   echo
   echo "Commit $commit, $(date -u +%Y-%m-%d), on $machine."
-  echo "\`tests/bench/soak/run.sh --minutes $minutes --pods $pods --churn $churn --fault-every $fault_every --seed $seed\`"
+  echo "\`tests/bench/soak/run.sh --minutes $minutes --pods $pods --churn $churn --fault-every $fault_every --seed $seed${faults:+ --faults $faults}\`"
   echo
   echo "kinformerd cached $pods pods (full objects, managedFields dropped) from kubesim while churn"
   echo "wrote $churn pods/s and a random fault hit every $fault_every s. It served two read-API watchers"
