@@ -313,7 +313,20 @@ trend() { # COLUMN
     printf "%.2f %.1f %.2f %d %d %d %d %d\n", b * 3600, m, 100 * b * (last - first) / m, tmin, tmax, fmin, fmax, n }' \
   "$work/soak.tsv"
 }
+# The same for the lowest RSS of each minute after warm-up: "slope (MB/hour), mean, drift %,
+# minutes". A relist's peak lasts seconds; where peaks fall near the window's ends they tilt the
+# slope of every sample, and leave this one alone.
+floor_trend() {
+  awk -F'\t' -v w=$((warmup * 60)) '
+  NR > 1 && $1 >= w { m = int($1 / 60); if (!(m in low) || $2 < low[m]) low[m] = $2 }
+  END { for (m in low) { n++; x = m * 60; y = low[m]; sx += x; sy += y; sxx += x*x; sxy += x*y
+      if (n == 1 || x < first) first = x; if (n == 1 || x > last) last = x }
+    if (n < 2) { print "0 0 0 " n; exit }
+    d = n*sxx - sx*sx; b = d ? (n*sxy - sx*sy) / d : 0; m = sy / n
+    printf "%.2f %.1f %.2f %d\n", b * 3600, m, 100 * b * (last - first) / m, n }' "$work/soak.tsv"
+}
 read -r slope mean drift threads_min threads_max fds_min fds_max n < <(trend 2) # RSS
+read -r floor_slope floor_mean floor_drift floor_minutes < <(floor_trend)
 read -r heap_slope heap_mean heap_drift _ < <(trend 9)                          # the live heap
 faults_total=$(($(wc -l <"$work/faults.tsv") - 1))
 faults_ready=$(awk -F'\t' 'NR > 1 && $3 == "yes"' "$work/faults.tsv" | wc -l)
@@ -342,6 +355,7 @@ require("fs").writeFileSync(md, rows.join("\n") + "\n");
   echo "| figure | value | verdict |"
   echo "|---|---|---|"
   echo "| RSS slope after the $warmup-min warm-up | $slope MB/hour ($drift% of the mean $mean MB over the window, $n samples) | flat: $flat (within ±5%) |"
+  echo "| slope of each minute's lowest RSS after warm-up (no relist peaks) | $floor_slope MB/hour ($floor_drift% of the mean $floor_mean MB, $floor_minutes minutes) | |"
   echo "| live heap (kinformer_heap_in_use_bytes) slope after warm-up | $heap_slope MB/hour ($heap_drift% of the mean $heap_mean MB) | |"
   echo "| threads after warm-up | $threads_min to $threads_max | stable: $threads_stable |"
   echo "| open file descriptors after warm-up | $fds_min to $fds_max | stable: $fds_stable (range ≤ 16) |"
