@@ -224,7 +224,7 @@ TEST_CASE("a relay merges two informers into one stream with one synced") {
 }
 
 TEST_CASE("after an informer is replaced, the relay reconciles without duplicate adds") {
-  // A handler that reads old objects, and one that does not (a webhook, a read-API watch).
+  // A handler that reads old objects, and one that does not (kinformerd's webhook).
   const auto keep = GENERATE(old_object_policy::keep::all, old_object_policy::keep::none);
   const bool reads_old = keep == old_object_policy::keep::all;
   subscription_options options;

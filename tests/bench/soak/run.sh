@@ -72,6 +72,16 @@ done
   die "--minutes, --pods and --sample must be at least 1, --fault-every at least --sample"
 [[ -n $warmup ]] || warmup=$((minutes / 6 < 5 ? minutes / 6 : 5))
 ((warmup < minutes)) || die "--warmup must be shorter than --minutes"
+fault_names=(drop watch_410 watch_500 watch_429 list_500 list_429 continue_expired stall compact
+  restore restore_to_backup resource_version_gap latency)
+if [[ -n $faults ]]; then # a subset, to probe what some faults do
+  IFS=, read -r -a chosen <<<"$faults"
+  ((${#chosen[@]})) || die "--faults names no fault"
+  for name in "${chosen[@]}"; do
+    [[ " ${fault_names[*]} " == *" $name "* ]] || die "--faults: unknown fault $name"
+  done
+  fault_names=("${chosen[@]}")
+fi
 
 kubesim=$(first_executable "$build/app/kubesim")
 kinformerd=$(first_executable "$build/app/kinformerd")
@@ -162,16 +172,8 @@ log "read-API watchers synced"
 sim POST /sim/faults/backup >/dev/null || die "cannot take kubesim's backup"
 
 # --- faults ------------------------------------------------------------------------------------
-# Each fault is a function; the ones that last until lifted set $lift to the lifting function.
-fault_names=(drop watch_410 watch_500 watch_429 list_500 list_429 continue_expired stall compact
-  restore restore_to_backup resource_version_gap latency)
-if [[ -n $faults ]]; then # a subset, to probe what some faults do
-  IFS=, read -r -a chosen <<<"$faults"
-  for name in "${chosen[@]}"; do
-    [[ " ${fault_names[*]} " == *" $name "* ]] || die "--faults: unknown fault $name"
-  done
-  fault_names=("${chosen[@]}")
-fi
+# Each fault is a function (below, fault_NAME); the ones that last until lifted set $lift to the
+# lifting function.
 cut_watches() { sim POST /sim/faults/drop-watches >/dev/null; }
 force_relist() { sim POST '/sim/faults/fail-watches?count=1' >/dev/null && cut_watches; }
 fault_drop() { cut_watches; }
