@@ -117,9 +117,15 @@ void remember(slot& s, const delta& d, const old_object_policy& policy) {
     s.kind = obj.kind();
     s.api_version = obj.api_version();
   }
-  s.known.insert_or_assign(std::string(obj.key()),
-                           known_version{policy.keeps(obj) ? d.object : nullptr,
-                                         std::string(obj.meta().resource_version)});
+  const std::string_view version = obj.meta().resource_version;
+  object_ptr kept = policy.keeps(obj) ? d.object : nullptr;
+  // A key already known (every change but an add) is neither copied nor hashed twice.
+  if (auto it = s.known.find(obj.key()); it != s.known.end()) {
+    it->second.object = std::move(kept);
+    it->second.resource_version.assign(version);
+  } else {
+    s.known.emplace(std::string(obj.key()), known_version{std::move(kept), std::string(version)});
+  }
 }
 
 // An object that says only which one it was, for the final-state-unknown delete of a key whose
