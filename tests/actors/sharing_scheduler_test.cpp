@@ -19,9 +19,12 @@ namespace {
 
 using thread_promise = std::shared_ptr<std::promise<std::thread::id>>;
 
-// Answers each message with the thread it ran on.
-caf::behavior thread_reporter(caf::event_based_actor*) {
-  return {[](const thread_promise& where) { where->set_value(std::this_thread::get_id()); }};
+// Answers one message with the thread it ran on.
+caf::behavior thread_reporter(caf::event_based_actor* self) {
+  return {[self](const thread_promise& where) {
+    where->set_value(std::this_thread::get_id());
+    self->quit();
+  }};
 }
 
 // Records its own thread, then makes `next` runnable with a message from this actor.
@@ -29,6 +32,7 @@ caf::behavior forwarder(caf::event_based_actor* self, caf::actor next) {
   return {[self, next](const thread_promise& here, const thread_promise& there) {
     here->set_value(std::this_thread::get_id());
     self->send(next, there);
+    self->quit();
   }};
 }
 
@@ -53,12 +57,13 @@ TEST_CASE("an actor made runnable by an actor on a worker runs next on that work
   caf::actor_system_config cfg;
   configure_actor_system(cfg, 2);
   caf::actor_system system{cfg};
-  auto receiver = system.spawn(thread_reporter);
-  auto sender = system.spawn(forwarder, receiver);
   // Under CAF's own work sharing the receiver goes to the shared queue and the other worker,
-  // woken for it, often takes it; here it is in the sender's worker's slot. Each round waits
-  // for the receiver, so it is idle (not yet scheduled) when the sender's message arrives.
+  // woken for it, often takes it; here it is in the sender's worker's slot. Both actors are new
+  // each round and start lazily, so the sender's message is what first makes the receiver
+  // runnable (an actor still finishing its last run would take the message on its own worker).
   for (int round = 0; round < 200; ++round) {
+    auto receiver = system.spawn<caf::lazy_init>(thread_reporter);
+    auto sender = system.spawn<caf::lazy_init>(forwarder, receiver);
     auto here = std::make_shared<std::promise<std::thread::id>>();
     auto there = std::make_shared<std::promise<std::thread::id>>();
     auto sender_thread = here->get_future();
@@ -67,8 +72,6 @@ TEST_CASE("an actor made runnable by an actor on a worker runs next on that work
     INFO("round " << round);
     REQUIRE(receiver_thread.get() == sender_thread.get());
   }
-  caf::anon_send_exit(sender, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("two actors messaging each other do not keep a worker from the shared queue") {
