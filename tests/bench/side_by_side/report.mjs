@@ -156,6 +156,50 @@ for (const r of runs) {
     );
 }
 if (notes.length) lines.push('Notes:', '', ...notes.map((n) => `- ${n}`), '');
+// CPU per event at a steady pace (run.sh's run_steady): each client synced, then kubesim's churn
+// at a fixed rate; the client's CPU over the window and until it has counted what was written.
+let steady = null;
+if (args.steady) {
+  const steadyRuns = readFileSync(args.steady, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((file) => JSON.parse(readFileSync(file, 'utf8')));
+  for (const r of steadyRuns) r.cpu_us_per_event = r.events > 0 ? (r.cpu_seconds / r.events) * 1e6 : null;
+  const byClient = (client) => steadyRuns.filter((r) => r.client === client);
+  steady = {
+    runs: steadyRuns,
+    median: Object.fromEntries(clients.map((client) => [client, { cpu_us_per_event: median(byClient(client).map((r) => r.cpu_us_per_event)) }])),
+  };
+  const first = steadyRuns[0];
+  lines.push(
+    '### CPU per watch event at a steady pace',
+    '',
+    `Each client once more, synced, then kubesim's churn at ${first ? first.rate.toLocaleString('en-US') : '?'} writes/s for ${first?.seconds ?? '?'} s ` +
+      "(creates, updates and deletes, one event at a time, as a cluster's watch mostly is); the client's CPU, user+sys " +
+      "(kinformer-watch's own, not its probe's; client-node's process), over that window and until it has counted what was written, over the events it counted.",
+    '',
+    '| workload | round | kinformer | client-node | ratio (>1: kinformer better) |',
+    '|---|---|---:|---:|---:|',
+  );
+  const label = 'CPU per watch event, steady (µs)';
+  const steadyRounds = [...new Set(steadyRuns.map((r) => r.round))].sort((a, b) => a - b);
+  for (const round of steadyRounds) {
+    const kf = byClient('kinformer').find((r) => r.round === round);
+    const c = byClient('client-node').find((r) => r.round === round);
+    const q = ratio(kf?.cpu_us_per_event, c?.cpu_us_per_event, true);
+    lines.push(
+      `| ${label}; events ${kf?.events ?? '—'} / ${c?.events ?? '—'} | ${round} | ${fmt(kf?.cpu_us_per_event, 1, 1)} | ${fmt(c?.cpu_us_per_event, 1, 1)} | ${q == null ? '—' : `${q.toFixed(2)}×`} |`,
+    );
+  }
+  const q = ratio(steady.median.kinformer.cpu_us_per_event, steady.median['client-node'].cpu_us_per_event, true);
+  lines.push(
+    `| **${label}** | **median** | **${fmt(steady.median.kinformer.cpu_us_per_event, 1, 1)}** | **${fmt(steady.median['client-node'].cpu_us_per_event, 1, 1)}** | **${q == null ? '—' : `${q.toFixed(2)}×`}** |`,
+    '',
+  );
+  const short = steadyRuns.filter((r) => r.stalled || r.events < r.written);
+  if (short.length)
+    lines.push(...short.map((r) => `Note: ${r.client}, round ${r.round}: counted ${r.events} events for ${r.written} writes.`), '');
+}
 // The read API: kinformerd's list and watch against kubesim's own, same run.
 let readApi = null;
 if (args['read-api']) {
@@ -396,6 +440,7 @@ const report = {
   },
   median: medians,
   runs,
+  steady,
   read_api: readApi,
   informer_bench: bench,
   watch_memory: watchMemory,

@@ -2,7 +2,8 @@
 # Side-by-side benchmark: kinformer (kinformer-watch) against @kubernetes/client-node 1.4.0's
 # informer, on one kubesim, alternating kinformer / client-node for --rounds rounds. Each run:
 # start the client, wait until it has synced, then write --events pod changes through kubesim's
-# churn and time them in the client. Then (--read-api on) kinformerd caches the same pods and its
+# churn and time them in the client. Then each client once more at a steady pace (--steady-rate),
+# its CPU per event. Then (--read-api on) kinformerd caches the same pods and its
 # read API is timed against kubesim's own: listing every pod, and one watch of every pod each,
 # drained side by side. Writes side_by_side.{md,json,png} into --results.
 # See README.md in this folder for what each figure means.
@@ -33,6 +34,11 @@ usage: tests/bench/side_by_side/run.sh [options]
   --informer-bench MODE
                    on: also run informer_bench (in-process: Boost.JSON limit, latency, relist,
                    fan-out, memory per pod three ways); off: skip it (on)
+  --steady-rate R  after the rounds, each client once more: synced, then kubesim's churn at R
+                   writes/s for --steady-seconds, and the client's CPU per event at that pace
+                   (2000); 0 skips it
+  --steady-seconds S
+                   how long the steady churn runs (10)
   --idle S         stop waiting for missing events after S quiet seconds (5)
   --timeout S      limit for kubesim's start and for each client run (900)
 Relative paths are taken from the current directory; the defaults from the repository root.
@@ -56,6 +62,8 @@ churn_mode=drain
 read_api=on
 read_api_burst=2000
 informer_bench_mode=on
+steady_rate=2000
+steady_seconds=10
 idle=5
 timeout=900
 
@@ -73,6 +81,8 @@ while (($#)); do
     --warmup) need_value "$@"; number "$1" "$2"; warmup=$2; shift 2 ;;
     --events) need_value "$@"; number "$1" "$2"; events=$2; shift 2 ;;
     --burst) need_value "$@"; number "$1" "$2"; burst=$2; shift 2 ;;
+    --steady-rate) need_value "$@"; number "$1" "$2"; steady_rate=$2; shift 2 ;;
+    --steady-seconds) need_value "$@"; number "$1" "$2"; steady_seconds=$2; shift 2 ;;
     --idle) need_value "$@"; number "$1" "$2"; idle=$2; shift 2 ;;
     --timeout) need_value "$@"; number "$1" "$2"; timeout=$2; shift 2 ;;
     --list) need_value "$@"; list_mode=$2; shift 2 ;;
@@ -86,6 +96,7 @@ done
 ((pods >= 1)) || die "--pods must be at least 1"
 ((rounds >= 1)) || die "--rounds must be at least 1"
 ((burst >= 1 && burst <= 45000)) || die "--burst must be 1 to 45000 (2 bursts stay under kubesim's 100,000-line watch queue)"
+((steady_rate == 0 || steady_seconds >= 1)) || die "--steady-seconds must be at least 1"
 ((idle >= 1 && timeout >= 10)) || die "--idle must be at least 1 and --timeout at least 10"
 [[ $list_mode == raw || $list_mode == api ]] || die "--list must be raw or api"
 [[ $churn_mode == drain || $churn_mode == paced ]] || die "--churn must be drain or paced"
@@ -288,6 +299,57 @@ drive_churn() { # PID PROGRESS TAG ERRFILE
     >"$work/$tag.churn.json"
 }
 
+# Starts CLIENT (kinformer or client-node) expecting EXPECT pods, to count EVENTS events after it
+# has synced: progress in $work/TAG.progress, result in $work/TAG.json, stderr in $work/TAG.err;
+# kinformer's probe writes kinformer-watch's pid to $work/TAG.pid. Sets $started_pid.
+start_client() { # CLIENT TAG EXPECT EVENTS
+  local client=$1 tag=$2 expect=$3 count=$4
+  if [[ $client == kinformer ]]; then
+    node "$here/kinformer_watch_probe.mjs" --bin "$watch_bin" --server "$url" --expect "$expect" \
+      --events "$count" --idle "$timeout" --timeout "$timeout" --progress "$work/$tag.progress" \
+      --pid-file "$work/$tag.pid" >"$work/$tag.json" 2>"$work/$tag.err" &
+  else
+    # --expose-gc: the settled RSS is read after a full collection.
+    node --expose-gc "$work/npm/client_node_informer.mjs" --server "$url" --expect "$expect" \
+      --events "$count" --idle "$timeout" --timeout "$timeout" --list "$list_mode" \
+      --progress "$work/$tag.progress" >"$work/$tag.json" 2>"$work/$tag.err" &
+  fi
+  started_pid=$!
+  children+=("$started_pid")
+}
+
+# Until the client has synced and settled ("ready"), or finished when there are no events to
+# count; $p_state tells which.
+wait_ready() { # PID PROGRESS TAG ERRFILE
+  local pid=$1 progress=$2 tag=$3 err=$4 t0
+  now_us
+  t0=$now
+  while :; do
+    read_progress "$progress"
+    [[ $p_state == "ready" || $p_state == "done" ]] && break
+    alive "$pid" || break # the exit status tells what happened
+    now_us
+    (((now - t0) / 1000000 < timeout + 30)) || die "$tag: not synced within $timeout s" "$err"
+    sleep 0.05
+  done
+}
+
+# Waits for the client to exit; sets $reaped_rc to its exit status.
+reap_client() { # PID TAG ERRFILE
+  local pid=$1 tag=$2 err=$3 t0
+  now_us
+  t0=$now
+  while alive "$pid"; do
+    now_us
+    (((now - t0) / 1000000 < timeout + 30)) || die "$tag: still running $timeout s after the churn" "$err"
+    sleep 0.1
+  done
+  reaped_rc=0
+  wait "$pid" || reaped_rc=$?
+  forget_child "$pid"
+  rm -f "$work/$tag.pid" # the probe reaped kinformer-watch: its pid may be reused now
+}
+
 # A warm-up run (ROUND is warmup-N) syncs only and is not reported.
 run_client() { # CLIENT ROUND
   local client=$1 round=$2 tag="$1-$2"
@@ -297,46 +359,14 @@ run_client() { # CLIENT ROUND
   churn_idle || die "kubesim's churn is still running before $tag"
   expect=$(pod_count)
   log "round $round: $client (expects $expect pods, then $events events)"
-  if [[ $client == kinformer ]]; then
-    node "$here/kinformer_watch_probe.mjs" --bin "$watch_bin" --server "$url" --expect "$expect" \
-      --events "$events" --idle "$timeout" --timeout "$timeout" --progress "$progress" \
-      --pid-file "$work/$tag.pid" >"$out" 2>"$err" &
-  else
-    # --expose-gc: the settled RSS is read after a full collection.
-    node --expose-gc "$work/npm/client_node_informer.mjs" --server "$url" --expect "$expect" \
-      --events "$events" --idle "$timeout" --timeout "$timeout" --list "$list_mode" \
-      --progress "$progress" >"$out" 2>"$err" &
-  fi
-  pid=$!
-  children+=("$pid")
-
-  # Until synced and settled ("ready"), or finished when there are no events to count.
-  local t0
-  now_us
-  t0=$now
-  while :; do
-    read_progress "$progress"
-    [[ $p_state == "ready" || $p_state == "done" ]] && break
-    alive "$pid" || break # the exit status below tells what happened
-    now_us
-    (((now - t0) / 1000000 < timeout + 30)) || die "$tag: not synced within $timeout s" "$err"
-    sleep 0.05
-  done
+  start_client "$client" "$tag" "$expect" "$events"
+  pid=$started_pid
+  wait_ready "$pid" "$progress" "$tag" "$err"
   if ((events > 0)) && [[ $p_state == ready ]]; then
     drive_churn "$pid" "$progress" "$tag" "$err"
   fi
-
-  now_us
-  t0=$now
-  while alive "$pid"; do
-    now_us
-    (((now - t0) / 1000000 < timeout + 30)) || die "$tag: still running $timeout s after the churn" "$err"
-    sleep 0.1
-  done
-  rc=0
-  wait "$pid" || rc=$?
-  forget_child "$pid"
-  rm -f "$work/$tag.pid" # the probe reaped kinformer-watch: its pid may be reused now
+  reap_client "$pid" "$tag" "$err"
+  rc=$reaped_rc
   # 4: finished, but fewer events than asked for (reported, and flagged in the table).
   [[ $rc == 0 || $rc == 4 ]] || die "$tag failed (exit $rc)" "$err"
   [[ -s $out ]] || die "$tag printed no result" "$err"
@@ -360,6 +390,78 @@ for ((round = 1; round <= rounds; ++round)); do
   run_client kinformer "$round"
   run_client client-node "$round"
 done
+
+# --- CPU per event at a steady pace ------------------------------------------------------------
+# A cluster's watch is mostly a trickle, not bursts: each event arrives alone, and what it costs
+# is mostly waking the client's threads. Each client once more: synced, then kubesim's churn at
+# --steady-rate writes/s for --steady-seconds; the client's CPU (kinformer-watch's, not its
+# probe's; client-node's process) over that window and until it has counted what was written.
+clock_ticks=$(getconf CLK_TCK)
+
+# User+system CPU of PID so far, in clock ticks.
+cpu_ticks() { # PID
+  local stat fields
+  read -r stat <"/proc/$1/stat" || die "cannot read /proc/$1/stat"
+  read -r -a fields <<<"${stat##*) }" # from field 3 (state) on: utime is field 14, stime 15
+  echo $((fields[11] + fields[12]))
+}
+
+# Writes kubesim's churn has made so far.
+churn_writes() {
+  local body total=0 key
+  body=$(sim GET /sim/churn) || die "GET /sim/churn failed"
+  for key in creates deletes labelUpdates statusUpdates specUpdates; do
+    [[ $body =~ \"$key\":([0-9]+) ]] || die "no $key in kubesim's churn state: $body"
+    total=$((total + BASH_REMATCH[1]))
+  done
+  echo "$total"
+}
+
+run_steady() { # CLIENT ROUND
+  local client=$1 round=$2 tag="steady-$1-$2"
+  local progress="$work/$tag.progress" err="$work/$tag.err" pid cpu_pid events0 writes0 ticks0
+  local written ticks
+  churn_idle || die "kubesim's churn is still running before $tag"
+  log "steady pace, round $round: $client ($steady_rate writes/s for $steady_seconds s)"
+  start_client "$client" "$tag" "$(pod_count)" 1000000000 # counts until SIGUSR2
+  pid=$started_pid
+  wait_ready "$pid" "$progress" "$tag" "$err"
+  [[ $p_state == ready ]] || die "$tag: the client did not get ready" "$err"
+  cpu_pid=$pid
+  if [[ $client == kinformer ]]; then read -r cpu_pid <"$work/$tag.pid" || die "$tag: no pid file"; fi
+  events0=$p_events
+  writes0=$(churn_writes)
+  ticks0=$(cpu_ticks "$cpu_pid")
+  sim POST "/sim/churn?rate=$steady_rate" >/dev/null || die "$tag: POST /sim/churn failed"
+  sleep "$steady_seconds"
+  sim POST "/sim/churn?rate=0" >/dev/null || die "$tag: stopping the churn failed"
+  wait_churn_done "$tag"
+  written=$(($(churn_writes) - writes0))
+  stalled=0
+  wait_for_events "$pid" "$progress" $((events0 + written)) "$tag" "$err" ||
+    die "$tag: the client stopped counting" "$err"
+  read_progress "$progress"
+  ticks=$(($(cpu_ticks "$cpu_pid") - ticks0))
+  kill -USR2 "$pid" 2>/dev/null || true
+  reap_client "$pid" "$tag" "$err"
+  [[ $reaped_rc == 0 || $reaped_rc == 4 ]] || die "$tag failed (exit $reaped_rc)" "$err"
+  printf '{"client":"%s","round":%d,"rate":%d,"seconds":%d,"written":%d,"events":%d,"cpu_seconds":%s,"stalled":%s}\n' \
+    "$client" "$round" "$steady_rate" "$steady_seconds" "$written" $((p_events - events0)) \
+    "$(awk -v t="$ticks" -v hz="$clock_ticks" 'BEGIN { printf "%.3f", t / hz }')" \
+    "$([[ $stalled == 1 ]] && echo true || echo false)" >"$work/$tag.steady.json"
+  printf '%s\n' "$work/$tag.steady.json" >>"$work/steady.tsv"
+  sleep 1
+}
+
+steady_args=()
+if ((steady_rate > 0)); then
+  : >"$work/steady.tsv"
+  for ((round = 1; round <= rounds; ++round)); do
+    run_steady kinformer "$round"
+    run_steady client-node "$round"
+  done
+  steady_args=(--steady "$work/steady.tsv")
+fi
 
 # --- memory per stored pod, as kinformer-watch runs ------------------------------------------------
 # kinformer-watch as shipped (its allocator tuning included) syncs every pod once per form of
@@ -546,7 +648,7 @@ fi
 
 mkdir -p "$results"
 node "$here/report.mjs" --runs "$work/runs.tsv" --watch-memory "$work/watch_memory.tsv" ${read_api_args[@]+"${read_api_args[@]}"} \
-  ${informer_bench_args[@]+"${informer_bench_args[@]}"} --results "$results" --work "$work" --repo "$repo" \
+  ${informer_bench_args[@]+"${informer_bench_args[@]}"} ${steady_args[@]+"${steady_args[@]}"} --results "$results" --work "$work" --repo "$repo" \
   --pods "$pods" --namespaces "$namespaces" --events "$events" --burst "$burst" --rounds "$rounds" --warmup "$warmup" \
   --list "$list_mode" --churn "$churn_mode" --command "$command_line"
 if ((have_gnuplot)); then
