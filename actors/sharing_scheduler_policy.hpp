@@ -12,10 +12,10 @@
 // What the slot costs: another worker cannot take the job in it, so the job waits for the
 // current one to end, which is why actors here never block a scheduler thread (blocking work
 // runs on detached actors, as the reconcile workers do) and why each resume is bounded
-// (configure_actor_system sets scheduler.max-throughput). A second job made runnable while the
-// slot is taken goes to the shared queue, where an idle worker is woken for it, so a fan-out
-// still runs in parallel; and after `slot_run_limit` slot jobs in a row the worker turns to the
-// shared queue, so two actors messaging each other cannot keep a worker from it.
+// (configure_actor_system sets scheduler.max-throughput). When another job is made runnable,
+// the one in the slot moves to the shared queue and an idle worker is woken for it, so a
+// fan-out still runs in parallel; and after `slot_run_limit` slot jobs in a row the worker turns
+// to the shared queue, so two actors messaging each other cannot keep a worker from it.
 // Include only where the actor system is configured: it pulls in CAF's scheduler headers.
 
 #include <caf/policy/unprofiled.hpp>
@@ -94,6 +94,11 @@ public:
     shared.cv.wait(guard, [&] { return !shared.queue.empty(); });
     auto* job = shared.queue.front();
     shared.queue.pop_front();
+    // No worker was woken for the job moved from the slot: if it still waits, wake one now.
+    const bool more = slotted != nullptr && !shared.queue.empty();
+    guard.unlock();
+    if (more)
+      shared.cv.notify_one();
     return job;
   }
 
