@@ -1,6 +1,7 @@
 // kinformer's scheduler (actors/sharing_scheduler_policy.hpp), on real actor systems: an actor
-// that another actor makes runnable runs next on the same worker, two actors messaging each
-// other do not keep a worker from the shared queue, and each actor run is bounded.
+// that another actor makes runnable runs next on the same worker, unless the other has more
+// messages waiting; two actors messaging each other do not keep a worker from the shared queue;
+// and each actor run is bounded.
 
 #include "actors/actor_system_setup.hpp"
 
@@ -44,6 +45,20 @@ caf::behavior volley(caf::event_based_actor* self, std::shared_ptr<std::atomic<b
   }};
 }
 
+// On its first message: gives itself another, makes `helper` runnable, then waits (a bounded
+// wait, standing in for work that takes a while) for the helper to have run; reports whether it
+// did. The second message ends it.
+caf::behavior busy_sender(caf::event_based_actor* self, caf::actor helper,
+                          std::shared_ptr<std::promise<bool>> helper_ran_meanwhile) {
+  return {[self, helper, helper_ran_meanwhile](const std::shared_ptr<std::promise<void>>& ran) {
+            self->send(self, caf::ok_atom::value);
+            self->send(helper, ran);
+            helper_ran_meanwhile->set_value(ran->get_future().wait_for(60s) ==
+                                            std::future_status::ready);
+          },
+          [self](caf::ok_atom) { self->quit(); }};
+}
+
 caf::behavior signaller(caf::event_based_actor*) {
   return {[](const std::shared_ptr<std::promise<void>>& ran) { ran->set_value(); }};
 }
@@ -52,6 +67,7 @@ caf::behavior signaller(caf::event_based_actor*) {
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(thread_promise)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<std::promise<void>>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<std::promise<bool>>)
 
 TEST_CASE("an actor made runnable by an actor on a worker runs next on that worker") {
   caf::actor_system_config cfg;
@@ -72,6 +88,22 @@ TEST_CASE("an actor made runnable by an actor on a worker runs next on that work
     INFO("round " << round);
     REQUIRE(receiver_thread.get() == sender_thread.get());
   }
+}
+
+TEST_CASE("an actor made runnable by an actor with messages left runs on another worker "
+          "meanwhile") {
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, 2);
+  caf::actor_system system{cfg};
+  // Kept in the sender's worker's slot, the helper would wait for the sender's whole run; in the
+  // queue, the other worker takes it at once. The wait is only a bound on a failure.
+  auto helper = system.spawn<caf::lazy_init>(signaller);
+  auto verdict = std::make_shared<std::promise<bool>>();
+  auto helper_ran_meanwhile = verdict->get_future();
+  auto sender = system.spawn<caf::lazy_init>(busy_sender, helper, verdict);
+  auto ran = std::make_shared<std::promise<void>>();
+  caf::anon_send(sender, ran);
+  REQUIRE(helper_ran_meanwhile.get());
 }
 
 TEST_CASE("two actors messaging each other do not keep a worker from the shared queue") {
