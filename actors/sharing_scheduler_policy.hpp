@@ -46,13 +46,14 @@ public:
   struct worker_data {
     explicit worker_data(caf::scheduler::abstract_coordinator*) {}
     caf::resumable* slot = nullptr;
-    std::size_t slot_runs = 0;         // slot jobs run since the worker last took from the queue
-    caf::resumable* running = nullptr; // the job this worker runs now
+    std::size_t slot_runs = 0; // slot jobs run since the worker last took from the queue
+    caf::scheduled_actor* running = nullptr; // the actor this worker runs now, if the job is one
   };
 
+  // Cast once per run, not once per message the actor sends.
   template <class Worker>
   void before_resume(Worker* self, caf::resumable* job) {
-    d(self).running = job;
+    d(self).running = dynamic_cast<caf::scheduled_actor*>(job);
   }
 
   template <class Worker>
@@ -122,11 +123,10 @@ public:
     return job;
   }
 
-  // Whether the running job has no message left to handle after the current one: then a job it
-  // makes runnable waits in the slot only for the rest of this message.
-  static bool ends_soon(caf::resumable* running) {
-    auto* actor = dynamic_cast<caf::scheduled_actor*>(running);
-    return actor != nullptr && actor->mailbox().empty();
+  // Whether the running actor has no message left to handle after the current one: then a job
+  // it makes runnable waits in the slot only for the rest of this message.
+  static bool ends_soon(caf::scheduled_actor* running) {
+    return running != nullptr && running->mailbox().empty();
   }
 
   template <class Worker, class UnaryFunction>
