@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ raw_http_connection::raw_http_connection(int fd) : fd_(fd), buffer_(read_size * 
 
 raw_http_connection::raw_http_connection(raw_http_connection&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)), begin_(other.begin_),
-      end_(other.end_) {}
+      end_(other.end_), body_(other.body_), closed_(other.closed_) {}
 
 raw_http_connection& raw_http_connection::operator=(raw_http_connection&& other) noexcept {
   if (this != &other) {
@@ -49,6 +50,8 @@ raw_http_connection& raw_http_connection::operator=(raw_http_connection&& other)
     buffer_ = std::move(other.buffer_);
     begin_ = other.begin_;
     end_ = other.end_;
+    body_ = other.body_;
+    closed_ = other.closed_;
   }
   return *this;
 }
@@ -153,48 +156,29 @@ result<std::uint64_t> raw_http_connection::read_body(std::uint64_t length,
   return received;
 }
 
+result<raw_http_connection::stream_counts>
+raw_http_connection::read_lines(std::chrono::milliseconds wait) {
+  if (begin_ == end_ && !body_.ended() && !closed_) {
+    pollfd readable{fd_, POLLIN, 0};
+    int ready = ::poll(&readable, 1, static_cast<int>(wait.count()));
+    if (ready < 0 && errno != EINTR)
+      return make_error(errc::io, std::string("poll: ") + std::strerror(errno));
+    if (ready > 0 && !fill())
+      closed_ = true;
+  }
+  // What read_head left behind is the body's first bytes.
+  if (!body_.feed({buffer_.data() + begin_, end_ - begin_}))
+    return make_error(errc::io, "malformed chunked body after " +
+                                    std::to_string(body_.data_bytes()) + " bytes");
+  begin_ = end_;
+  return stream_counts{body_.lines(), body_.data_bytes(), body_.ended() || closed_};
+}
+
 result<raw_http_connection::stream_counts> raw_http_connection::count_lines(std::uint64_t lines) {
-  stream_counts out;
-  std::uint64_t chunk_left = 0; // data bytes of the current chunk not consumed yet
   for (;;) {
-    if (chunk_left == 0) {
-      // A chunk head: [CRLF of the previous chunk] size-in-hex CRLF.
-      for (;;) {
-        std::string_view unread(buffer_.data() + begin_, end_ - begin_);
-        if (unread.starts_with("\r\n"))
-          unread.remove_prefix(2);
-        auto eol = unread.find("\r\n");
-        if (eol != std::string_view::npos) {
-          std::uint64_t size = 0;
-          auto [ptr, ec] = std::from_chars(unread.data(), unread.data() + eol, size, 16);
-          if (ec != std::errc())
-            return make_error(errc::io, "malformed chunk size");
-          begin_ = static_cast<std::size_t>(unread.data() + eol + 2 - buffer_.data());
-          if (size == 0) {
-            out.ended = true;
-            return out;
-          }
-          chunk_left = size;
-          break;
-        }
-        if (!fill()) {
-          out.ended = true;
-          return out;
-        }
-      }
-    }
-    if (begin_ == end_ && !fill()) {
-      out.ended = true;
-      return out;
-    }
-    std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - begin_, chunk_left));
-    const char* data = buffer_.data() + begin_;
-    out.lines += static_cast<std::uint64_t>(std::count(data, data + take, '\n'));
-    out.bytes += take;
-    begin_ += take;
-    chunk_left -= take;
-    if (out.lines >= lines)
-      return out;
+    auto counts = read_lines(std::chrono::milliseconds(-1));
+    if (!counts || counts->ended || counts->lines >= lines)
+      return counts;
   }
 }
 

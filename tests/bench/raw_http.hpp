@@ -4,6 +4,9 @@
 // JSON, no allocation per event). Plain POSIX sockets: no Beast, nothing of the project's client.
 
 #include "protocol/result.hpp"
+#include "tests/bench/chunked_line_counter.hpp"
+
+#include <chrono>
 
 #include <cstddef>
 #include <cstdint>
@@ -39,14 +42,17 @@ public:
   // sanity check of what was sent.
   result<std::uint64_t> read_body(std::uint64_t length, std::string& first_bytes);
 
-  // Reads a chunked watch body until `lines` newline-terminated lines (watch events) have
-  // arrived or the stream ends; returns the lines and bytes received.
+  // A chunked watch body's lines (watch events) and data bytes so far, counted without parsing.
   struct stream_counts {
     std::uint64_t lines = 0;
     std::uint64_t bytes = 0;
-    bool ended = false; // the terminating chunk or EOF came first
+    bool ended = false; // the terminating chunk or EOF has come
   };
+  // Reads the chunked body until it holds `lines` lines in all, or the stream ends.
   result<stream_counts> count_lines(std::uint64_t lines);
+  // Reads once, waiting at most `wait` for bytes (none came: the counts are unchanged), for a
+  // reader that does something between reads. Fails on a malformed chunk or a socket error.
+  result<stream_counts> read_lines(std::chrono::milliseconds wait);
 
 private:
   explicit raw_http_connection(int fd);
@@ -57,6 +63,8 @@ private:
   std::vector<char> buffer_;
   std::size_t begin_ = 0; // unread bytes are buffer_[begin_, end_)
   std::size_t end_ = 0;
+  chunked_line_counter body_;
+  bool closed_ = false; // EOF before the last chunk
 };
 
 } // namespace kinformer::bench

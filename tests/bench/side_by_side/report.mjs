@@ -156,6 +156,35 @@ for (const r of runs) {
     );
 }
 if (notes.length) lines.push('Notes:', '', ...notes.map((n) => `- ${n}`), '');
+// kubesim's ceiling (run.sh's raw client): one watch counted without parsing, right after
+// kinformer in each round and on the same bursts, so kinformer's rate can be read against what
+// kubesim could send at that moment.
+const rawRuns = runs.filter((r) => r.client === 'raw');
+const ceiling =
+  rawRuns.length > 0 ? { watch_events_per_second: median(rawRuns.map((r) => r.watch_events_per_second)) } : null;
+if (events > 0 && ceiling) {
+  const share = (kf, raw) => (kf != null && raw ? `${((100 * kf) / raw).toFixed(0)} %` : '—');
+  lines.push(
+    "### kubesim's ceiling: one raw watch on the same bursts",
+    '',
+    '`raw_watch_counter` (C++; it counts the lines of the chunked body and parses nothing) watches kubesim right after ' +
+      'kinformer in each round, and the same churn is drained through it the same way: what kubesim could send one watcher ' +
+      'at that moment. Before round 1 one untimed raw watch of as many changes let kubesim recycle its memory.',
+    '',
+    "| workload | round | kinformer | raw watch (kubesim's ceiling) | kinformer's share of the ceiling |",
+    '|---|---|---:|---:|---:|',
+  );
+  for (const round of rounds) {
+    const kf = find('kinformer', round)?.watch_events_per_second;
+    const raw = find('raw', round)?.watch_events_per_second;
+    lines.push(`| watch events/s | ${round} | ${fmt(kf, 1, 0)} | ${fmt(raw, 1, 0)} | ${share(kf, raw)} |`);
+  }
+  const kf = medians.kinformer.watch_events_per_second;
+  lines.push(
+    `| **watch events/s** | **median** | **${fmt(kf, 1, 0)}** | **${fmt(ceiling.watch_events_per_second, 1, 0)}** | **${share(kf, ceiling.watch_events_per_second)}** |`,
+    '',
+  );
+}
 // CPU per event at a steady pace (run.sh's run_steady): each client synced, then kubesim's churn
 // at a fixed rate; the client's CPU over the window and until it has counted what was written.
 let steady = null;
@@ -359,18 +388,18 @@ const x2 = (q) => (q == null ? '—' : `${q.toFixed(2)}×`);
 }
 if (events > 0) {
   const q = ratio(medians.kinformer.watch_events_per_second, medians['client-node'].watch_events_per_second, false);
-  const ceiling = readApi?.median.kubesim.watch_events_per_second;
+  const rawRate = ceiling?.watch_events_per_second;
   // The issue asks for 5× "wherever the simulator can push that much": when kubesim's own
-  // ceiling to one raw watcher (which parses nothing) is below 5× client-node, kinformer meets the
+  // ceiling to one raw watch on the same bursts is below 5× client-node, kinformer meets the
   // target by keeping up with that ceiling.
   const kinformerRate = medians.kinformer.watch_events_per_second;
   const clientNodeRate = medians['client-node'].watch_events_per_second;
-  const simulatorBound = ceiling != null && clientNodeRate != null && ceiling < 5 * clientNodeRate;
-  const keptUp = simulatorBound && kinformerRate != null && kinformerRate >= ceiling;
+  const simulatorBound = rawRate != null && clientNodeRate != null && rawRate < 5 * clientNodeRate;
+  const keptUp = simulatorBound && kinformerRate != null && kinformerRate >= rawRate;
   target(
     'watch events/s vs client-node',
     `${x2(q)} (${Math.round(kinformerRate ?? 0).toLocaleString('en-US')} events/s` +
-      (ceiling ? `; kubesim's ceiling to one raw watcher: ${Math.round(ceiling).toLocaleString('en-US')}/s` : '') +
+      (rawRate ? `; kubesim's ceiling to one raw watch on the same bursts: ${Math.round(rawRate).toLocaleString('en-US')}/s` : '') +
       (simulatorBound ? `, below 5× client-node's ${Math.round(5 * clientNodeRate).toLocaleString('en-US')}/s` : '') + ')',
     '≥ 5× where the simulator can push it',
     q == null ? null : q >= 5 || keptUp,
@@ -439,6 +468,7 @@ const report = {
     command: args.command,
   },
   median: medians,
+  ceiling,
   runs,
   steady,
   read_api: readApi,

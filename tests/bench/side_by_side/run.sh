@@ -2,7 +2,8 @@
 # Side-by-side benchmark: kinformer (kinformer-watch) against @kubernetes/client-node 1.4.0's
 # informer, on one kubesim, alternating kinformer / client-node for --rounds rounds. Each run:
 # start the client, wait until it has synced, then write --events pod changes through kubesim's
-# churn and time them in the client. Then each client once more at a steady pace (--steady-rate),
+# churn and time them in the client; beside kinformer in each round, kubesim's ceiling: one raw
+# watch counted without parsing, on the same bursts. Then each client once more at a steady pace (--steady-rate),
 # its CPU per event. Then (--read-api on) kinformerd caches the same pods and its
 # read API is timed against kubesim's own: listing every pod, and one watch of every pod each,
 # drained side by side. Writes side_by_side.{md,json,png} into --results.
@@ -18,7 +19,10 @@ usage: tests/bench/side_by_side/run.sh [options]
   --warmup W       untimed sync-only runs of each client before round 1 (1): on a VM the first
                    process to touch fresh guest memory pays the host for it (kinformer's first
                    sync after kubesim started: 1.5 s, later ones 0.6 s), and neither client
-                   should be measured paying it
+                   should be measured paying it. Then (with --events) one untimed raw watch of
+                   --events changes, so that every timed run meets kubesim's memory recycled, as
+                   a long-running API server's is (kubesim's first bursts, into fresh memory,
+                   went out at 52,000-65,000 events/s, later ones at 88,000-100,000)
   --events E       watch events timed per client run; 0 = sync only (200000)
   --results DIR    where side_by_side.md, .json and .png go (tests/bench/results)
   --burst B        churn written in bursts of at most B, with at most 2B unread by the client,
@@ -109,10 +113,13 @@ kubesim=$(first_executable "$build/app/kubesim" "$build/app/kubesim/kubesim")
 watch_bin=$(first_executable "$build/app/kinformer-watch" "$build/app/watch/kinformer-watch")
 kinformerd=$(first_executable "$build/app/kinformerd" "$build/app/kinformerd/kinformerd")
 informer_bench=$(first_executable "$build/tests/bench/informer_bench")
+raw_counter=$(first_executable "$build/tests/bench/raw_watch_counter")
 [[ -f $kubesim && -x $kubesim ]] || die "$kubesim not found: build it first (cmake --build $build --target kubesim)"
 [[ -f $watch_bin && -x $watch_bin ]] || die "$watch_bin not found: build it first (cmake --build $build --target kinformer-watch)"
 [[ $read_api == off || (-f $kinformerd && -x $kinformerd) ]] ||
   die "$kinformerd not found: build it first (cmake --build $build --target kinformerd), or pass --read-api off"
+((events == 0)) || [[ -f $raw_counter && -x $raw_counter ]] ||
+  die "$raw_counter not found: build it first (cmake --build $build --target raw_watch_counter)"
 [[ $informer_bench_mode == off || (-f $informer_bench && -x $informer_bench) ]] ||
   die "$informer_bench not found: build it first (cmake --build $build --target informer_bench), or pass --informer-bench off"
 for tool in node npm curl; do
@@ -177,6 +184,14 @@ pod_count() {
   else
     echo 1
   fi
+}
+
+# The list's metadata.resourceVersion at BASE_URL (from a one-item page).
+list_resource_version() {
+  local body
+  body=$(curl -sf --max-time 30 "$1/api/v1/pods?limit=1") || die "cannot list pods at $1"
+  [[ $body =~ \"metadata\":\{[^}]*\"resourceVersion\":\"([0-9]+)\" ]] || die "no list resourceVersion from $1"
+  echo "${BASH_REMATCH[1]}"
 }
 
 # "STATE EVENTS LAST_EVENT_WALL_US" from a client's progress file into $p_state, $p_events and
@@ -299,15 +314,22 @@ drive_churn() { # PID PROGRESS TAG ERRFILE
     >"$work/$tag.churn.json"
 }
 
-# Starts CLIENT (kinformer or client-node) expecting EXPECT pods, to count EVENTS events after it
-# has synced: progress in $work/TAG.progress, result in $work/TAG.json, stderr in $work/TAG.err;
-# kinformer's probe writes kinformer-watch's pid to $work/TAG.pid. Sets $started_pid.
+# Starts CLIENT (kinformer, client-node, or raw: kubesim's ceiling) expecting EXPECT pods, to count
+# EVENTS events after it has synced (raw: from the current resourceVersion on, with no list):
+# progress in $work/TAG.progress, result in $work/TAG.json, stderr in $work/TAG.err; kinformer's
+# probe writes kinformer-watch's pid to $work/TAG.pid. Sets $started_pid.
 start_client() { # CLIENT TAG EXPECT EVENTS
   local client=$1 tag=$2 expect=$3 count=$4
   if [[ $client == kinformer ]]; then
     node "$here/kinformer_watch_probe.mjs" --bin "$watch_bin" --server "$url" --expect "$expect" \
       --events "$count" --idle "$timeout" --timeout "$timeout" --progress "$work/$tag.progress" \
       --pid-file "$work/$tag.pid" >"$work/$tag.json" 2>"$work/$tag.err" &
+  elif [[ $client == raw ]]; then
+    local rv
+    rv=$(list_resource_version "$url")
+    "$raw_counter" --url "$url/api/v1/pods?watch=1&resourceVersion=$rv" \
+      --events "$count" --idle "$timeout" --timeout "$timeout" --progress "$work/$tag.progress" \
+      >"$work/$tag.json" 2>"$work/$tag.err" &
   else
     # --expose-gc: the settled RSS is read after a full collection.
     node --expose-gc "$work/npm/client_node_informer.mjs" --server "$url" --expect "$expect" \
@@ -350,12 +372,12 @@ reap_client() { # PID TAG ERRFILE
   rm -f "$work/$tag.pid" # the probe reaped kinformer-watch: its pid may be reused now
 }
 
-# A warm-up run (ROUND is warmup-N) syncs only and is not reported.
+# A warm-up run (ROUND is warmup-N) is not reported, and syncs only but for the raw watch's.
 run_client() { # CLIENT ROUND
   local client=$1 round=$2 tag="$1-$2"
   local progress="$work/$tag.progress" out="$work/$tag.json" err="$work/$tag.err" pid rc expect
   local events=$events
-  [[ $round == warmup-* ]] && events=0
+  [[ $round == warmup-* && $client != raw ]] && events=0
   churn_idle || die "kubesim's churn is still running before $tag"
   expect=$(pod_count)
   log "round $round: $client (expects $expect pods, then $events events)"
@@ -386,8 +408,11 @@ for ((round = 1; round <= warmup; ++round)); do
   run_client kinformer "warmup-$round"
   run_client client-node "warmup-$round"
 done
+((warmup == 0 || events == 0)) || run_client raw warmup-1
+# The raw watch right after kinformer: the same bursts of kubesim, the nearest in time.
 for ((round = 1; round <= rounds; ++round)); do
   run_client kinformer "$round"
+  ((events == 0)) || run_client raw "$round"
   run_client client-node "$round"
 done
 
@@ -508,14 +533,6 @@ start_kinformerd() {
 time_list() { # BASE_URL
   curl -sf --max-time "$timeout" -o /dev/null -w '%{time_total} %{size_download}\n' "$1/api/v1/pods" ||
     die "listing every pod from $1 failed"
-}
-
-# The list's metadata.resourceVersion at BASE_URL (from a one-item page).
-list_resource_version() {
-  local body
-  body=$(curl -sf --max-time 30 "$1/api/v1/pods?limit=1") || die "cannot list pods at $1"
-  [[ $body =~ \"metadata\":\{[^}]*\"resourceVersion\":\"([0-9]+)\" ]] || die "no list resourceVersion from $1"
-  echo "${BASH_REMATCH[1]}"
 }
 
 # Lists every pod from kinformerd and from kubesim --rounds times each (alternating), then opens
