@@ -116,7 +116,7 @@ lines.push(
   `kinformer \`kinformer-watch\` (commit ${commit}) and @kubernetes/client-node ${cn.client_node_version ?? '?'} ` +
     `(Node ${cn.node_version ?? '?'}, list function \`${args.list ?? '?'}\`) against one kubesim with ` +
     `${Number(args.pods).toLocaleString('en-US')} pods over ${args.namespaces} namespaces; ` +
-    `${rounds.length} round(s), kinformer first in each, after ${Number(args.warmup ?? 0)} untimed sync-only warm-up run(s) of each. Host: ${host.cpus} × ${host.cpu_model}, ${host.memory_gib} GiB.`,
+    `${rounds.length} round(s), kinformer first in each${runs.some((r) => r.client === 'raw') ? ", then kubesim's raw watch, then client-node" : ''}, after ${Number(args.warmup ?? 0)} untimed sync-only warm-up run(s) of each. Host: ${host.cpus} × ${host.cpu_model}, ${host.memory_gib} GiB.`,
   '',
 );
 lines.push('```', args.command ?? 'tests/bench/side_by_side/run.sh', '```', '');
