@@ -1,19 +1,17 @@
 #include "tests/bench/chunked_line_counter.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace kinformer::bench {
 
 namespace {
 
+// The value of one hex digit, or -1.
 int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(&c, &c + 1, value, 16);
+  return ec == std::errc() ? static_cast<int>(value) : -1;
 }
 
 } // namespace

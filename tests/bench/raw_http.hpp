@@ -7,7 +7,6 @@
 #include "tests/bench/chunked_line_counter.hpp"
 
 #include <chrono>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>

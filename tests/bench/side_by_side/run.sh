@@ -3,8 +3,8 @@
 # informer, on one kubesim, alternating kinformer / client-node for --rounds rounds. Each run:
 # start the client, wait until it has synced, then write --events pod changes through kubesim's
 # churn and time them in the client; beside kinformer in each round, kubesim's ceiling: one raw
-# watch counted without parsing, on the same bursts. Then each client once more at a steady pace (--steady-rate),
-# its CPU per event. Then (--read-api on) kinformerd caches the same pods and its
+# watch counted without parsing, on the same bursts. Then each client once more at a steady pace
+# (--steady-rate), its CPU per event. Then (--read-api on) kinformerd caches the same pods and its
 # read API is timed against kubesim's own: listing every pod, and one watch of every pod each,
 # drained side by side. Writes side_by_side.{md,json,png} into --results.
 # See README.md in this folder for what each figure means.
@@ -22,7 +22,7 @@ usage: tests/bench/side_by_side/run.sh [options]
                    should be measured paying it. Then (with --events) one untimed raw watch of
                    --events changes, so that every timed run meets kubesim's memory recycled, as
                    a long-running API server's is (kubesim's first bursts, into fresh memory,
-                   went out at 52,000-65,000 events/s, later ones at 88,000-100,000)
+                   went out at 52,000-65,000 events/s, later ones at 88,000-146,000)
   --events E       watch events timed per client run; 0 = sync only (200000)
   --results DIR    where side_by_side.md, .json and .png go (tests/bench/results)
   --burst B        churn written in bursts of at most B, with at most 2B unread by the client,
