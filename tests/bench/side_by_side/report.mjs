@@ -478,17 +478,29 @@ const report = {
 writeFileSync(path.join(args.results, 'side_by_side.json'), `${JSON.stringify(report, null, 2)}\n`);
 
 // --- gnuplot -----------------------------------------------------------------------------------
-const dat = ['# label kinformer_sync_s client-node_sync_s kinformer_peak_MiB client-node_peak_MiB'];
-const row = (label, kf, c) =>
+const dat = [
+  '# label kinformer_sync_s client-node_sync_s kinformer_peak_MiB client-node_peak_MiB kinformer_watch client-node_watch ceiling_watch',
+];
+const row = (label, kf, c, raw) =>
   `"${label}" ${kf?.process_sync_seconds ?? 'NaN'} ${c?.process_sync_seconds ?? 'NaN'} ` +
-  `${kf?.peak_rss_bytes != null ? kf.peak_rss_bytes / MiB : 'NaN'} ${c?.peak_rss_bytes != null ? c.peak_rss_bytes / MiB : 'NaN'}`;
-for (const round of rounds) dat.push(row(`round ${round}`, find('kinformer', round), find('client-node', round)));
-dat.push(row('median', medians.kinformer, medians['client-node']));
+  `${kf?.peak_rss_bytes != null ? kf.peak_rss_bytes / MiB : 'NaN'} ${c?.peak_rss_bytes != null ? c.peak_rss_bytes / MiB : 'NaN'} ` +
+  `${kf?.watch_events_per_second ?? 'NaN'} ${c?.watch_events_per_second ?? 'NaN'} ${raw?.watch_events_per_second ?? 'NaN'}`;
+for (const round of rounds) dat.push(row(`round ${round}`, find('kinformer', round), find('client-node', round), find('raw', round)));
+dat.push(row('median', medians.kinformer, medians['client-node'], ceiling));
 const datFile = path.join(args.work, 'side_by_side.dat');
 writeFileSync(datFile, `${dat.join('\n')}\n`);
 const png = path.join(args.results, 'side_by_side.png');
 const q = (s) => `'${s.replace(/'/g, "''")}'`;
-const gp = `set terminal pngcairo size 1100,480 font ',10'
+// The watch panel only when events were timed; the ceiling's bars only when it was measured.
+const watchPanel =
+  events > 0
+    ? `set title 'watch events/s, drained in bursts'
+set key below horizontal
+plot ${q(datFile)} using 6:xtic(1) title 'kinformer' lc rgb '#1f77b4', '' using 7 title 'client-node' lc rgb '#d62728'` +
+      (ceiling ? `, '' using 8 title "kubesim's ceiling (raw watch)" lc rgb '#7f7f7f'` : '') +
+      '\n'
+    : '';
+const gp = `set terminal pngcairo size ${events > 0 ? 1500 : 1100},480 font ',10'
 set output ${q(png)}
 set datafile separator whitespace
 set style data histogram
@@ -498,11 +510,11 @@ set boxwidth 0.9
 set grid ytics
 set key top left
 set yrange [0:*]
-set multiplot layout 1,2 title ${q(`kinformer vs client-node ${cn.client_node_version ?? ''}: ${Number(args.pods).toLocaleString('en-US')} pods`)}
+set multiplot layout 1,${events > 0 ? 3 : 2} title ${q(`kinformer vs client-node ${cn.client_node_version ?? ''}: ${Number(args.pods).toLocaleString('en-US')} pods`)}
 set title 'initial sync, process start to synced (s)'
 plot ${q(datFile)} using 2:xtic(1) title 'kinformer' lc rgb '#1f77b4', '' using 3 title 'client-node' lc rgb '#d62728'
 set title 'peak RSS, whole run (MiB)'
 plot ${q(datFile)} using 4:xtic(1) title 'kinformer' lc rgb '#1f77b4', '' using 5 title 'client-node' lc rgb '#d62728'
-unset multiplot
+${watchPanel}unset multiplot
 `;
 writeFileSync(path.join(args.work, 'side_by_side.gp'), gp);
