@@ -13,6 +13,8 @@
 
 #include "tests/bench/raw_http.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <charconv>
 #include <chrono>
 #include <csignal>
@@ -29,15 +31,6 @@ namespace {
 using namespace kinformer::bench;
 using steady = std::chrono::steady_clock;
 
-constexpr const char* usage =
-    "usage: raw_watch_counter --url URL [--events N] [--idle S] [--timeout S] [--progress FILE]\n"
-    "  --url URL        a watch request on loopback: "
-    "http://127.0.0.1:PORT/api/v1/pods?watch=1&resourceVersion=RV\n"
-    "  --events N       stop after N events (0: until SIGUSR2, --idle, or the stream's end)\n"
-    "  --idle S         end the count after S seconds without an event (10)\n"
-    "  --timeout S      fail when the stream is not open after S seconds (600)\n"
-    "  --progress FILE  write \"STATE EVENTS LAST_EVENT_WALL_US\" to FILE for the driver\n";
-
 struct settings {
   std::uint16_t port = 0;
   std::string target;
@@ -52,56 +45,54 @@ void request_stop(int) {
   stop_requested = 1;
 }
 
-template <class Number>
-bool parse_number(std::string_view text, Number& out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
-// "http://127.0.0.1:PORT/target" or "http://localhost:PORT/target".
-bool parse_url(std::string_view url, settings& out) {
+// "http://127.0.0.1:PORT/target" or "http://localhost:PORT/target" into `out`; else what is
+// wrong, as CLI11 wants it from a check.
+std::string parse_url(std::string_view url, settings& out) {
+  const std::string wrong = "not a loopback URL http://127.0.0.1:PORT/PATH: " + std::string(url);
   for (std::string_view prefix : {"http://127.0.0.1:", "http://localhost:"}) {
     if (!url.starts_with(prefix))
       continue;
     url.remove_prefix(prefix.size());
     auto slash = url.find('/');
-    if (slash == std::string_view::npos || !parse_number(url.substr(0, slash), out.port) ||
-        out.port == 0)
-      return false;
+    if (slash == std::string_view::npos)
+      return wrong;
+    auto [end, ec] = std::from_chars(url.data(), url.data() + slash, out.port);
+    if (ec != std::errc() || end != url.data() + slash || out.port == 0)
+      return wrong;
     out.target = std::string(url.substr(slash));
-    return true;
+    return {};
   }
-  return false;
+  return wrong;
 }
 
-// Empty on success, else what is wrong.
-std::optional<std::string> parse_arguments(int argc, char** argv, settings& out) {
-  bool have_url = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view flag = argv[i];
-    if (flag == "--help" || flag == "-h")
-      return std::string();
-    if (i + 1 >= argc)
-      return std::string(flag) + " needs a value";
-    std::string_view value = argv[++i];
-    bool good = true;
-    if (flag == "--url")
-      good = have_url = parse_url(value, out);
-    else if (flag == "--events")
-      good = parse_number(value, out.events);
-    else if (flag == "--idle")
-      good = parse_number(value, out.idle_seconds) && out.idle_seconds > 0;
-    else if (flag == "--timeout")
-      good = parse_number(value, out.timeout_seconds) && out.timeout_seconds > 0;
-    else if (flag == "--progress")
-      out.progress = std::string(value);
-    else
-      return "unknown option " + std::string(flag);
-    if (!good)
-      return "bad value for " + std::string(flag) + ": " + std::string(value);
+// The command line, as the project's programs read theirs (CLI11). Exit code: 0 for --help,
+// 2 for bad input.
+std::optional<int> parse_arguments(int argc, char** argv, settings& out) {
+  CLI::App app("One watch on a loopback API server, its events counted without parsing.",
+               "raw_watch_counter");
+  app.add_option("--url", "a watch request: "
+                          "http://127.0.0.1:PORT/api/v1/pods?watch=1&resourceVersion=RV")
+      ->required()
+      ->check([&out](const std::string& url) { return parse_url(url, out); });
+  app.add_option("--events", out.events,
+                 "stop after N events (0: until SIGUSR2, --idle, or the stream's end)");
+  app.add_option("--idle", out.idle_seconds, "end the count after S seconds without an event")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{86400}))
+      ->capture_default_str();
+  app.add_option("--timeout", out.timeout_seconds,
+                 "fail when the stream is not open after S seconds")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{86400}))
+      ->capture_default_str();
+  app.add_option("--progress", out.progress,
+                 "write \"STATE EVENTS LAST_EVENT_WALL_US\" to FILE for the driver");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return 2;
   }
-  if (!have_url)
-    return std::string("--url is required");
   return std::nullopt;
 }
 
@@ -152,14 +143,8 @@ int fail(progress_file& progress, const count_figures& count, const std::string&
 
 int main(int argc, char** argv) {
   settings s;
-  if (auto problem = parse_arguments(argc, argv, s)) {
-    if (problem->empty()) {
-      std::cout << usage;
-      return 0;
-    }
-    std::cerr << "raw_watch_counter: " << *problem << "\n" << usage;
-    return 2;
-  }
+  if (auto exit_code = parse_arguments(argc, argv, s))
+    return *exit_code;
   struct sigaction on_usr2 {};
   on_usr2.sa_handler = request_stop;
   sigaction(SIGUSR2, &on_usr2, nullptr); // no SA_RESTART: a waiting poll() returns at once
