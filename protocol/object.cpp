@@ -1,6 +1,7 @@
 #include "protocol/object.hpp"
 
 #include "protocol/held_objects.hpp"
+#include "protocol/object_memory.hpp"
 #include "protocol/object_scan.hpp"
 #include "protocol/prefault.hpp"
 #include "protocol/transforms.hpp"
@@ -41,14 +42,14 @@ struct tail_allocator {
 
   T* allocate(std::size_t n) {
     const std::size_t head = n * sizeof(T);
-    char* block = static_cast<char*>(::operator new(head + pending_tail.tail_bytes));
+    char* block = static_cast<char*>(allocate_object_block(head + pending_tail.tail_bytes));
     note_bulk_allocation(block, head + pending_tail.tail_bytes); // a list's objects: map ahead
     pending_tail.tail = block + head;
     pending_tail.block_bytes = head + pending_tail.tail_bytes;
     return reinterpret_cast<T*>(block);
   }
-  // Unsized: clang 14 (the fuzz build) leaves sized deallocation off by default.
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(static_cast<void*>(p)); }
+  // Often on another thread than allocate(): freed on the next allocate()'s (object_memory.hpp).
+  void deallocate(T* p, std::size_t) noexcept { release_object_block(p); }
   template <class U>
   bool operator==(const tail_allocator<U>&) const noexcept {
     return true;
