@@ -36,10 +36,11 @@ bool may_hold_zero_double(const simdjson::dom::document& doc) {
   // The first root word's payload is one past the last root word; a double's value word always
   // comes before that last word, so tape[i + 1] stays inside what the parse wrote.
   const std::uint64_t end = tape[0] & simdjson::internal::JSON_VALUE_MASK;
-  bool found = false;
+  // Without a branch (& rather than &&): one word in eight or more is a double's tag.
+  std::uint64_t found = 0;
   for (std::uint64_t i = 1; i + 1 < end; ++i)
-    found |= (tape[i] >> 56) == 'd' && (tape[i + 1] << 1) == 0; // +0.0 or -0.0
-  return found;
+    found |= std::uint64_t{(tape[i] >> 56) == 'd'} & std::uint64_t{(tape[i + 1] << 1) == 0};
+  return found != 0;
 }
 
 // The parser that accepted the text, or null.
