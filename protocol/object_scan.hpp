@@ -1,9 +1,10 @@
 #pragma once
 // Validates all of an object's JSON text and finds the metadata the store, indexes and selectors
-// need, as byte ranges into the text: no tree is built. simdjson's DOM parser validates the text,
-// then only the metadata is read, over the structural positions the parser found; texts the DOM
-// parser leaves in doubt (invalid, large, deep, or with a zero double) are walked whole
-// On-Demand, every value checked.
+// need, as byte ranges into the text: no tree is built. simdjson's first stage finds the text's
+// structural positions and a grammar check over them validates it, then only the metadata is
+// read, over the same positions; texts the fast path leaves in doubt (invalid, large, deep, a
+// long number or a large exponent, a surrogate escape) are walked whole On-Demand, every value
+// checked.
 //
 // The text must be readable SIMDJSON_PADDING (64) bytes past its end: simdjson reads ahead in
 // 64-byte blocks. Whatever those bytes hold does not matter. simdjson stays inside
@@ -77,8 +78,9 @@ struct object_scan {
 // metadata field has the wrong type ("metadata.name must be a string").
 status_result scan_object(std::string_view padded_text, object_scan& out);
 
-// scan_object() without its fast path (simdjson's DOM parser validates, then only the metadata
-// is read): every value walked On-Demand. The same result, slower; for tests that compare the two.
+// scan_object() without its fast path (simdjson's first stage and a grammar check validate,
+// then only the metadata is read): every value walked On-Demand. The same result, slower; for
+// tests that compare the two.
 status_result scan_object_walking(std::string_view padded_text, object_scan& out);
 
 // A watch event line {"type": "...", "object": {...}}, validated whole.

@@ -1,6 +1,7 @@
 #pragma once
-// The scans' fast read (private to object_scan.cpp): once simdjson's DOM parser has validated a
-// text, its metadata is read over the structural positions the parser's first stage found. The
+// The scans' fast read (private to object_scan.cpp): once the fast path has validated a text
+// (object_scan_validate.hpp), its metadata is read over the structural positions simdjson's
+// first stage found. The
 // text is then indexed once, not a second time by an On-Demand walk. The read trusts the text's
 // grammar, which the validation has checked, and checks only the types of what it records.
 

@@ -1,10 +1,10 @@
 #pragma once
-// The scans' fast path (private to object_scan.cpp): simdjson's DOM parser validates a whole
-// text about twice as fast as walking every value On-Demand, so a text it accepts is then read
-// only for the metadata, over the structural positions the DOM parser's first stage found
-// (object_scan_structural.hpp). Compiled without the kernels' flags: the DOM parser picks its
-// own kernel at run time, and its inline code must not be built with instructions every CPU
-// lacks.
+// The scans' fast path (private to object_scan.cpp): simdjson's first stage finds where a text's
+// structure is (and checks its UTF-8 and strings), check_grammar() checks the order of its tokens
+// over those positions (object_scan_grammar.hpp), and a text both accept is then read only for
+// the metadata, over the same positions (object_scan_structural.hpp). Compiled without the
+// kernels' flags: simdjson picks its own kernel at run time, and its inline code must not be
+// built with instructions every CPU lacks.
 
 #include <cstdint>
 #include <optional>
@@ -20,8 +20,8 @@ using structural_positions = std::span<const std::uint32_t>;
 
 // Whether `padded` (scan_padding readable past its end) is valid JSON that the walk would also
 // accept, and if so where its structure is. Nullopt when the walk must decide: invalid text, too
-// large (over 32 KiB) or too deep for the fast path, or a number the walk checks further (a zero
-// that may be an exponent beyond 32 bits).
+// large (over 32 KiB) or too deep for the fast path, or what check_grammar() leaves to the walk
+// (a long number, a large exponent, a surrogate escape).
 std::optional<structural_positions> validate_fast(std::string_view padded);
 
 struct validated_object {

@@ -2,8 +2,9 @@
 // Properties: no crash; every object accepted has a tree (Boost.JSON, as object::tree() parses
 // it: a handler asking for one must get it); the metadata it reads
 // does not change when the same value is written differently (whitespace, escapes, key order of
-// other members); a text it accepts comes back byte for byte; the scan's fast path (a DOM
-// parse, then only the metadata read) finds what the full walk finds, and fails where it fails;
+// other members); a text it accepts comes back byte for byte; the scan's fast path (simdjson's
+// first stage and a grammar check, then only the metadata read) finds what the full walk finds,
+// and fails where it fails;
 // drop_managed_fields() cutting the text gives the object the same transform on a tree gives.
 
 #include "protocol/object.hpp"

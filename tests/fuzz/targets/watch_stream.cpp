@@ -1,8 +1,9 @@
 // The watch stream: arbitrary bytes, cut into arbitrary chunks, through the line splitter and the
 // watch event decoder, as the API client reads a watch.
 // Properties: no crash or unbounded allocation; the lines delivered do not depend on where the
-// stream was cut; every decoded event has what its type promises; the line scan's fast path (a
-// DOM parse, then only what is recorded read) finds what the full walk finds.
+// stream was cut; every decoded event has what its type promises; the line scan's fast path
+// (simdjson's first stage and a grammar check, then only what is recorded read) finds what the
+// full walk finds.
 
 #include "protocol/decode.hpp"
 #include "protocol/line_splitter.hpp"
