@@ -4,10 +4,11 @@
 //   node kinformer_watch_probe.mjs --bin PATH/kinformer-watch --server URL [--expect N]
 //        [--events N] [--timeout S] [--idle S] [--progress FILE] [--pid-file FILE]
 //
-// kinformer-watch has no quiet or summary mode: it prints one JSON line per delta (flushed,
-// std::endl) and {"type":"SYNCED"} once its handler has synced. This probe is the fast reader of
-// that stream: it only looks for newlines and at the 10th byte of each line (the type's first
-// letter: {"type":"A|U|D|S...), never parses JSON, so 100,000 lines cost it a few milliseconds.
+// kinformer-watch has no quiet or summary mode: it prints one JSON line per delta (flushed after
+// each batch of deltas) and {"type":"SYNCED"} once its handler has synced. This probe is the
+// fast reader of that stream: it only looks for newlines and at the 10th byte of each line (the
+// type's first letter: {"type":"A|U|D|S...), never parses JSON, so 100,000 lines cost it a few
+// milliseconds.
 // Writing the lines is kinformer-watch's own cost and stays in its figures.
 //
 // Figures (see README.md): sync_seconds from spawning kinformer-watch to its SYNCED line (the
