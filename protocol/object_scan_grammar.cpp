@@ -1,5 +1,6 @@
 #include "protocol/object_scan_grammar.hpp"
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -14,16 +15,6 @@ bool json_space(char c) {
 
 bool digit(char c) {
   return c >= '0' && c <= '9';
-}
-
-int hex_digit(char c) {
-  if (digit(c))
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
 }
 
 // Every escape in the text is one JSON knows, and no \u names a surrogate. One pass over the
@@ -49,13 +40,9 @@ bool escapes_ok(const char* at, const char* end) {
     case 'u': {
       if (end - at < 6)
         return false;
-      int code = 0;
-      for (int i = 2; i < 6; ++i) {
-        const int d = hex_digit(at[i]);
-        if (d < 0)
-          return false;
-        code = code * 16 + d;
-      }
+      unsigned code = 0;
+      if (std::from_chars(at + 2, at + 6, code, 16).ptr != at + 6) // four hex digits, no sign
+        return false;
       if (code >= 0xD800 && code <= 0xDFFF)
         return false; // the walk checks the pairing, as Boost.JSON does
       at += 6;

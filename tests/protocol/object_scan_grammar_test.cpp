@@ -73,6 +73,8 @@ TEST_CASE("the grammar check refuses what is not JSON") {
                                  R"({"a":"\x"})",
                                  R"({"a":"\u12G4"})",
                                  R"({"a":"\u12"})",
+                                 R"({"a":"\u-123"})",
+                                 R"({"a":"\u+123"})",
                                  R"({"a":"b"c})",
                                  R"({"a":"b""c"})",
                                  R"({"a")",
