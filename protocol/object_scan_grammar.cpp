@@ -149,16 +149,14 @@ private:
     return end;
   }
 
-  // The string at `at_` and its content: it ends at the last quote before the next position (the
-  // first stage closed it there; its escapes were checked with the whole text's).
-  bool read_string(std::string_view& content) {
+  // One past the closing quote of the string at `at_`, or null when the token is not a closed
+  // string: it ends at the last quote before the next position (the first stage closed it
+  // there; its escapes were checked with the whole text's). A pointer, not a view through an
+  // out-parameter: the view's size spilled to the stack cost a store-forwarding stall a key.
+  const char* string_end() const noexcept {
     const char* begin = text_ + positions_[at_];
     const char* end = token_end();
-    if (end - begin < 2 || end[-1] != '"')
-      return false;
-    content = {begin + 1, static_cast<std::size_t>(end - 1 - (begin + 1))};
-    ++at_;
-    return true;
+    return end - begin >= 2 && end[-1] == '"' ? end : nullptr;
   }
 
   state open(char bracket) {
@@ -183,8 +181,10 @@ private:
     if (first == '{' || first == '[')
       return open(first);
     if (first == '"') {
-      std::string_view content;
-      return read_string(content) ? state::after_value : state::refused;
+      if (!string_end())
+        return state::refused;
+      ++at_;
+      return state::after_value;
     }
     const char* begin = text_ + positions_[at_];
     const char* end = token_end();
@@ -206,11 +206,14 @@ private:
   state on_key() {
     if (at_end() || current() != '"')
       return state::refused;
-    std::string_view key;
-    if (!read_string(key))
+    const char* begin = text_ + positions_[at_];
+    const char* end = string_end();
+    if (!end)
       return state::refused;
-    if (depth_ == 1 && open_[0] == '{' && counted_key(key))
+    // A key at depth 1 is one of the root object's.
+    if (depth_ == 1 && counted_key({begin + 1, static_cast<std::size_t>(end - begin - 2)}))
       ++root_members_;
+    ++at_;
     if (at_end() || current() != ':')
       return state::refused;
     ++at_;
