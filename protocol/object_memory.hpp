@@ -29,7 +29,8 @@ void* allocate_object_block(std::size_t bytes);
 // allocation, or now when the pending blocks pass max_pending_bytes.
 void release_object_block(void* block) noexcept;
 
-// Blocks released and not yet freed, and their bytes: for tests and memory accounting.
+// Blocks released and not yet freed, and their bytes: for tests and memory accounting. Two
+// separate reads: not one snapshot while another thread releases or frees.
 struct pending_object_blocks {
   std::size_t blocks = 0;
   std::size_t bytes = 0;
