@@ -9,10 +9,6 @@ namespace kinformer {
 
 namespace {
 
-bool json_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 bool digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -142,11 +138,7 @@ private:
   char current() const noexcept { return text_[positions_[at_]]; }
   // The token at `at_` without the whitespace between it and the next position.
   const char* token_end() const noexcept {
-    const char* begin = text_ + positions_[at_];
-    const char* end = text_ + positions_[at_ + 1];
-    while (end > begin && json_space(end[-1]))
-      --end;
-    return end;
+    return kinformer::token_end(text_ + positions_[at_], text_ + positions_[at_ + 1]);
   }
 
   // One past the closing quote of the string at `at_`, or null when the token is not a closed

@@ -11,10 +11,6 @@ namespace kinformer {
 
 namespace {
 
-bool json_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 // A string with escapes, decoded by simdjson as the walk decodes it (rare in metadata: the
 // annotation kubectl apply leaves is one). Its own parser: the validating one still holds the
 // positions being read.
@@ -136,11 +132,9 @@ private:
   // The bytes between the quotes of the string at `at_`: it ends at the last quote before the
   // next structural.
   std::string_view string_content() const {
-    const std::size_t begin = position() + 1;
-    std::size_t end = position(1);
-    while (json_space(text_[end - 1]))
-      --end;
-    return text_.substr(begin, end - 1 - begin);
+    const char* open = text_.data() + position();
+    const char* end = token_end(open, text_.data() + position(1));
+    return {open + 1, static_cast<std::size_t>(end - 1 - (open + 1))};
   }
 
   // The string at `at_`, decoded (not consumed).
@@ -254,9 +248,7 @@ private:
     if (first != '-' && (first < '0' || first > '9'))
       return false;
     const char* begin = text_.data() + position();
-    const char* end = text_.data() + position(1);
-    while (json_space(end[-1]))
-      --end;
+    const char* end = token_end(begin, text_.data() + position(1));
     std::int64_t g = 0;
     auto [stop, e] = std::from_chars(begin, end, g);
     if (e != std::errc() || stop != end)

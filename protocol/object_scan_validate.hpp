@@ -24,6 +24,19 @@ using structural_positions = std::span<const std::uint32_t>;
 // (a long number, a large exponent, a surrogate escape).
 std::optional<structural_positions> validate_fast(std::string_view padded);
 
+// JSON's whitespace: all the first stage skips between tokens.
+inline bool json_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// Where the token at `begin` ends, given `next`, where the next position (or the text) begins:
+// no whitespace follows a token inside it, so the token is what lies before the whitespace.
+inline const char* token_end(const char* begin, const char* next) noexcept {
+  while (next > begin && json_space(next[-1]))
+    --next;
+  return next;
+}
+
 struct validated_object {
   // How many members are named kind, apiVersion or metadata: a read may stop once it has read
   // them all, a repeated one included.
