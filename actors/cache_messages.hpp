@@ -50,6 +50,7 @@ struct by_object_options {
   std::optional<field_selector> fields;
   std::shared_ptr<const object_transform> transform; // null: default_transform
   std::optional<std::chrono::milliseconds> sync_period;
+  std::optional<bool> compress_objects; // absent: cache_options::compress_objects
 };
 
 struct cache_options {
@@ -60,6 +61,9 @@ struct cache_options {
   label_selector default_label_selector;
   field_selector default_field_selector;
   std::shared_ptr<const object_transform> default_transform;
+  // Informers keep their objects' text compressed (informer_config::compress_objects).
+  bool compress_objects = false;
+  packer_options packing;
   // The default resync period of subscriptions made through the cache; zero: none.
   std::chrono::milliseconds sync_period{0};
   std::vector<by_object_options> by_object;

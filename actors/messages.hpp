@@ -10,6 +10,7 @@
 #include "protocol/decode.hpp"
 #include "protocol/gvk.hpp"
 #include "protocol/object.hpp"
+#include "protocol/object_packer.hpp"
 #include "protocol/selector.hpp"
 #include "protocol/watcher.hpp"
 
@@ -120,6 +121,11 @@ struct informer_config {
   // Applied to every object before it is stored (e.g. drop managedFields). Shared so that the
   // I/O thread, which applies it, never outlives it.
   std::shared_ptr<const object_transform> transform;
+  // Objects keep their text compressed, with a dictionary trained on the first objects the
+  // informer receives (protocol/object_packer.hpp): less memory, and a copy for every reader of
+  // the text (meta() reads none).
+  bool compress_objects = false;
+  packer_options packing; // how many objects the dictionary is trained from
   watcher_config watch;
   backoff_config retry; // delays between failed lists and watches
   store_options store;

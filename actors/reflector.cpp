@@ -1,6 +1,7 @@
 #include "actors/reflector.hpp"
 
 #include "protocol/object_check.hpp"
+#include "protocol/object_packer.hpp"
 
 #include "protocol/http/api_client.hpp"
 
@@ -39,6 +40,8 @@ struct reflector_state {
   // What every object received must be (checked as it is decoded); shared with the requests,
   // which may outlive this state on the I/O thread.
   std::shared_ptr<const object_expectations> expect;
+  // The informer's objects' dictionary (config.compress_objects; else null), likewise shared.
+  std::shared_ptr<object_packer> packer;
   informer_actor informer;
   watcher_state machine = idle{};
   std::unique_ptr<kinformer::backoff> retry_backoff;
@@ -159,6 +162,7 @@ void start_list_request(reflector_pointer self, session_id session, std::string 
   request.expect = st.expect.get();
   request.into_fresh_memory = !st.synced_once;
   request.held = st.held;
+  request.packer = st.packer;
   // Items go on as they are decoded (on_items_batch at a time), so an unpaged list of a million
   // objects is never held whole; they arrive before the request's final callback, whose page
   // carries the rest.
@@ -208,6 +212,7 @@ void start_watch_request(reflector_pointer self, const start_watch& a) {
   request.transform = st.config.transform.get();
   request.expect = st.expect.get();
   request.idle_timeout = a.stall_timeout;
+  request.packer = st.packer;
   auto window = st.config.event_window;
   request.initial_credit = st.in_flight >= window ? 1 : window - st.in_flight;
   watch_callbacks callbacks;
@@ -486,6 +491,8 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
     st.held = std::move(held);
     st.retry_backoff = std::make_unique<kinformer::backoff>(st.config.retry);
     st.expect = std::make_shared<const object_expectations>(expectations_of(st.config));
+    if (st.config.compress_objects)
+      st.packer = std::make_shared<object_packer>(st.config.packing);
     return {
         [self](atoms::start_atom) { feed(self, start_requested{}); },
         [self](atoms::listed_atom, session_id session, list_outcome& out) {

@@ -11,6 +11,7 @@ packages=(
   catch2
   libyaml-cpp-dev
   libsimdjson-dev
+  libzstd-dev # objects kept compressed (protocol/text_dictionary.cpp)
   libcli11-dev
   libssl-dev openssl
   clang-format

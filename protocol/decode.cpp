@@ -313,7 +313,7 @@ result<watch_event> decode_watch_event(std::string_view line, const decode_optio
     event.error = status_from(parsed->get_object());
     return event;
   }
-  auto obj = object::from_scan(text, scan.object, options.transform);
+  auto obj = object::from_scan(text, scan.object, options.transform, options.packer);
   if (!obj)
     return make_error(obj.err().code,
                       std::string(type_text) + " event object: " + obj.err().message);

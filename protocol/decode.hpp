@@ -50,6 +50,8 @@ struct decode_options {
   // List items only: what the client already holds (held_objects.hpp), read as items arrive; an
   // item at the resourceVersion of the held object so named is handed on as that object.
   const held_objects_slot* held = nullptr;
+  // Objects keep their text compressed once it has a dictionary (object_packer.hpp).
+  object_packer* packer = nullptr;
 };
 
 // Decodes a List response body. A Status body comes back as an errc::status error whose message

@@ -249,9 +249,10 @@ status_result list_decoder::scan_items(std::string_view source, std::size_t& at,
       // Bytes after the item (the next ones) pad it for the scan; at the bytes' end it is
       // copied to be padded.
       const std::string_view item(p + item_begin_, at - item_begin_);
-      auto obj = n - at >= scan_padding
-                     ? object::parse_padded(item, options_.transform, &fill_, held.get())
-                     : object::parse(item, options_.transform, &fill_, held.get());
+      auto obj =
+          n - at >= scan_padding
+              ? object::parse_padded(item, options_.transform, &fill_, held.get(), options_.packer)
+              : object::parse(item, options_.transform, &fill_, held.get(), options_.packer);
       if (!obj)
         return fail(make_error(obj.err().code,
                                "List items[" + std::to_string(items_) + "]: " + obj.err().message));
@@ -297,7 +298,8 @@ result<list_page> list_decoder::finish(std::vector<object_ptr>& items) {
     for (auto& item : items) {
       if (!item->kind().empty() || !item->api_version().empty())
         continue;
-      auto filled = object::parse(item->json_text(), nullptr, &*type);
+      const auto text = item->json_text();
+      auto filled = object::parse(text.view(), nullptr, &*type, nullptr, options_.packer);
       if (filled) // the item was valid, so this cannot fail
         item = std::move(*filled);
     }

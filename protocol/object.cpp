@@ -2,8 +2,10 @@
 
 #include "protocol/held_objects.hpp"
 #include "protocol/object_memory.hpp"
+#include "protocol/object_packer.hpp"
 #include "protocol/object_scan.hpp"
 #include "protocol/prefault.hpp"
+#include "protocol/text_dictionary.hpp"
 #include "protocol/transforms.hpp"
 
 #include <boost/json.hpp>
@@ -12,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <new>
 
 namespace json = boost::json;
 
@@ -123,33 +127,75 @@ error too_large(std::size_t bytes) {
 
 } // namespace
 
-// What make() puts after the object, in this order (arrays first, for their alignment).
+using dictionary_ref = std::shared_ptr<const text_dictionary>;
+
+// What a packed object keeps in its tail right before its compressed text: its dictionary, and
+// what its spans cannot tell of the text they no longer point into.
+struct packed_header {
+  dictionary_ref dictionary;
+  std::uint32_t resource_version_at; // in the text; no_offset: none there
+};
+constexpr std::uint32_t no_offset = std::numeric_limits<std::uint32_t>::max();
+
+std::size_t align_up(std::size_t n, std::size_t alignment) {
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+// What make() puts after the object, in this order (arrays first, for their alignment). A
+// packed object's strings are all decoded copies (its text is compressed), then come its
+// dictionary and its compressed text.
 struct object_tail {
   using label = text_pair;
   std::size_t labels = 0, annotations = 0, owners = 0, key = 0, decoded = 0, text = 0;
+  bool packed = false;
 
-  object_tail(const object_scan& scan, std::size_t text_size)
+  // `packed_bytes`: the compressed text's size, or 0 to keep the text as it is.
+  object_tail(const object_scan& scan, std::size_t text_size, const item_type* filled,
+              std::size_t packed_bytes)
       : labels(scan.labels.size()), annotations(scan.annotations.size()),
         owners(scan.owner_references.size()),
         key(decoded_size(scan.namespace_) + 1 + decoded_size(scan.name)),
-        decoded(scan.escaped_bytes), text(text_size) {}
+        decoded(packed_bytes ? strings_bytes(scan, filled) : scan.escaped_bytes),
+        text(packed_bytes ? packed_bytes : text_size), packed(packed_bytes != 0) {}
+
+  // Every string a span of the object names, decoded.
+  static std::size_t strings_bytes(const object_scan& scan, const item_type* filled) {
+    std::size_t n = decoded_size(scan.namespace_) + decoded_size(scan.name) +
+                    decoded_size(scan.uid) + decoded_size(scan.resource_version) +
+                    decoded_size(scan.deletion_timestamp);
+    n += filled ? filled->kind.size() + filled->api_version.size()
+                : decoded_size(scan.kind) + decoded_size(scan.api_version);
+    for (const auto& [k, v] : scan.labels)
+      n += decoded_size(k) + decoded_size(v);
+    for (const auto& [k, v] : scan.annotations)
+      n += decoded_size(k) + decoded_size(v);
+    for (const auto& r : scan.owner_references)
+      n += decoded_size(r.api_version) + decoded_size(r.kind) + decoded_size(r.name) +
+           decoded_size(r.uid);
+    return n;
+  }
 
   std::size_t labels_at() const { return 0; }
   std::size_t annotations_at() const { return labels_at() + labels * sizeof(label); }
   std::size_t owners_at() const { return annotations_at() + annotations * sizeof(label); }
   std::size_t key_at() const { return owners_at() + owners * sizeof(stored_owner_reference); }
   std::size_t decoded_at() const { return key_at() + key; }
-  std::size_t text_at() const { return decoded_at() + decoded; }
+  std::size_t header_at() const { return align_up(decoded_at() + decoded, alignof(packed_header)); }
+  std::size_t text_at() const {
+    return packed ? header_at() + sizeof(packed_header) : decoded_at() + decoded;
+  }
   std::size_t bytes() const { return text_at() + text; }
 };
 static_assert(alignof(stored_owner_reference) <= alignof(object_tail::label));
 
 // Turns a scan of an object's text into the object: the scan's byte ranges become spans in the
-// object's own copy of the text, which the caller has written into the tail.
+// object's own copy of the text, which the caller has written into the tail (or, for a packed
+// object, copies of the strings they name).
 struct object::builder {
   const object_scan& scan;
   object& obj;
   char* tail;
+  const char* source;    // the scanned buffer: a scanned offset's byte is source[offset]
   std::size_t shift = 0; // the scan's offset of the object's first byte
   // A type prefix put in place of the opening brace at `brace` moves what follows it.
   std::size_t brace = std::string_view::npos;
@@ -157,7 +203,8 @@ struct object::builder {
   // Scanned bytes [cut_begin, cut_end) left out of the copy move what follows them back (no span
   // lies inside them). Empty: nothing cut.
   std::size_t cut_begin = 0, cut_end = 0;
-  std::size_t decoded_at = 0; // next free byte for decoded escapes, in the tail
+  bool packed = false;
+  std::size_t decoded_at = 0; // next free byte for decoded strings, in the tail
 
   // Where a scanned offset is in the tail.
   std::size_t at(std::size_t scanned) const {
@@ -166,16 +213,22 @@ struct object::builder {
            (scanned >= cut_end ? cut_end - cut_begin : 0);
   }
 
+  text_span copy(std::string_view bytes) {
+    if (!bytes.empty())
+      std::memcpy(tail + decoded_at, bytes.data(), bytes.size());
+    text_span out{static_cast<std::uint32_t>(decoded_at), static_cast<std::uint32_t>(bytes.size())};
+    decoded_at += bytes.size();
+    return out;
+  }
+
   text_span span(const scanned_string& s) {
     if (!s.present)
       return {};
-    if (!s.escaped)
-      return {static_cast<std::uint32_t>(at(s.begin)), static_cast<std::uint32_t>(s.size)};
-    std::memcpy(tail + decoded_at, s.unescaped.data(), s.unescaped.size());
-    text_span out{static_cast<std::uint32_t>(decoded_at),
-                  static_cast<std::uint32_t>(s.unescaped.size())};
-    decoded_at += s.unescaped.size();
-    return out;
+    if (s.escaped)
+      return copy(s.unescaped);
+    if (packed) // no text in the tail to point into
+      return copy({source + s.begin, s.size});
+    return {static_cast<std::uint32_t>(at(s.begin)), static_cast<std::uint32_t>(s.size)};
   }
 
   std::uint32_t map(const std::vector<std::pair<scanned_string, scanned_string>>& entries,
@@ -203,14 +256,36 @@ struct object::builder {
     return static_cast<std::uint32_t>(kept);
   }
 
-  void build(const object_tail& layout) {
+  // kind and apiVersion of an item that named none: the prefix's strings,
+  // `{"kind":"Pod","apiVersion":"v1"`, or copies of them.
+  void fill_type(const item_type& filled) {
+    if (packed) {
+      obj.kind_ = copy(filled.kind);
+      obj.api_version_ = copy(filled.api_version);
+      return;
+    }
+    const std::size_t base = obj.text_at_ + scan.object.begin - shift;
+    const std::size_t kind_at = std::string_view(R"({"kind":")").size();
+    const std::size_t version_at =
+        kind_at + filled.kind.size() + std::string_view(R"(","apiVersion":")").size();
+    obj.kind_ = {static_cast<std::uint32_t>(base + kind_at),
+                 static_cast<std::uint32_t>(filled.kind.size())};
+    obj.api_version_ = {static_cast<std::uint32_t>(base + version_at),
+                        static_cast<std::uint32_t>(filled.api_version.size())};
+  }
+
+  void build(const object_tail& layout, const item_type* filled) {
     decoded_at = layout.decoded_at();
     if (scan.metadata.present) {
       obj.metadata_begin_ = static_cast<std::uint32_t>(at(scan.metadata.begin) - obj.text_at_);
       obj.metadata_end_ = static_cast<std::uint32_t>(at(scan.metadata.end) - obj.text_at_);
     }
-    obj.kind_ = span(scan.kind);
-    obj.api_version_ = span(scan.api_version);
+    if (filled) {
+      fill_type(*filled);
+    } else {
+      obj.kind_ = span(scan.kind);
+      obj.api_version_ = span(scan.api_version);
+    }
     obj.namespace_ = span(scan.namespace_);
     obj.name_ = span(scan.name);
     obj.uid_ = span(scan.uid);
@@ -246,16 +321,71 @@ struct object::builder {
   }
 };
 
-std::shared_ptr<object> object::make(const object_scan& scan, std::string_view text,
-                                     std::size_t shift, std::string_view type_prefix,
-                                     bool cut_managed_fields) {
-  const std::size_t inserted = type_prefix.empty() ? 0 : type_prefix.size() - 1;
-  std::size_t cut_begin = 0, cut_end = 0; // scanned offsets
-  if (cut_managed_fields && scan.managed_fields.present) {
-    cut_begin = scan.managed_fields.begin;
-    cut_end = scan.managed_fields.end;
+namespace {
+
+// The object's text as make() keeps it: `text` copied in up to three runs, up to the opening
+// brace (replaced by the type prefix), up to the cut, and the rest. The brace comes before the
+// cut, which is in metadata. Offsets are the scan's (`shift` is the text's first byte).
+struct text_copy {
+  std::string_view text;
+  std::size_t shift;
+  std::size_t brace; // scanned; npos: no prefix
+  std::string_view type_prefix;
+  std::size_t cut_begin, cut_end; // scanned; equal: nothing cut
+
+  std::size_t size() const {
+    return text.size() + (type_prefix.empty() ? 0 : type_prefix.size() - 1) - (cut_end - cut_begin);
   }
-  const object_tail layout(scan, text.size() + inserted - (cut_end - cut_begin));
+
+  void write(char* out) const {
+    std::size_t from = 0; // in `text`
+    auto copy_to = [&](std::size_t to) {
+      std::memcpy(out, text.data() + from, to - from);
+      out += to - from;
+    };
+    if (!type_prefix.empty()) {
+      copy_to(brace - shift);
+      std::memcpy(out, type_prefix.data(), type_prefix.size());
+      out += type_prefix.size();
+      from = brace - shift + 1;
+    }
+    if (cut_end != cut_begin) {
+      copy_to(cut_begin - shift);
+      from = cut_end - shift;
+    }
+    copy_to(text.size());
+  }
+};
+
+// The text compressed into `packed` with the dictionary `packer` has (null while it gathers
+// samples, or when compressing saves nothing).
+dictionary_ref pack(object_packer& packer, const text_copy& copy, std::string& packed) {
+  thread_local std::string whole;
+  whole.resize(copy.size());
+  copy.write(whole.data());
+  dictionary_ref dictionary = packer.dictionary_for(whole);
+  if (!dictionary || !dictionary->compress(whole, packed))
+    return nullptr;
+  // The header in the tail: packing must save more than it.
+  if (packed.size() + sizeof(packed_header) >= whole.size())
+    return nullptr;
+  return dictionary;
+}
+
+} // namespace
+
+std::shared_ptr<object> object::make(const object_scan& scan, std::string_view text,
+                                     std::size_t shift, const item_type* filled,
+                                     bool cut_managed_fields, object_packer* packer) {
+  const std::string prefix = filled ? type_prefix(*filled, scan.has_members) : std::string();
+  text_copy copy{text, shift, scan.object.begin, prefix, 0, 0};
+  if (cut_managed_fields && scan.managed_fields.present) {
+    copy.cut_begin = scan.managed_fields.begin;
+    copy.cut_end = scan.managed_fields.end;
+  }
+  thread_local std::string packed;
+  dictionary_ref dictionary = packer ? pack(*packer, copy, packed) : nullptr;
+  const object_tail layout(scan, copy.size(), filled, dictionary ? packed.size() : 0);
   // Spans are 32-bit offsets into the tail, and its arrays can outgrow the text (an owner
   // reference `{}` is 3 bytes of text and 36 in the tail).
   if (layout.bytes() > std::numeric_limits<std::uint32_t>::max() - 4096)
@@ -267,34 +397,76 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
   // laid out its control block otherwise would fail every test that makes an object.
   if (tail != reinterpret_cast<char*>(obj.get() + 1))
     std::abort();
-  // The text is copied in up to three runs: up to the opening brace (replaced by the type
-  // prefix), up to the cut, and the rest. The brace comes before the cut, which is in metadata.
-  char* out = tail + layout.text_at();
-  std::size_t from = 0; // in `text`
-  auto copy_to = [&](std::size_t to) {
-    std::memcpy(out, text.data() + from, to - from);
-    out += to - from;
-  };
-  if (!type_prefix.empty()) {
-    copy_to(scan.object.begin - shift);
-    std::memcpy(out, type_prefix.data(), type_prefix.size());
-    out += type_prefix.size();
-    from = scan.object.begin - shift + 1;
-  }
-  if (cut_end != cut_begin) {
-    copy_to(cut_begin - shift);
-    from = cut_end - shift;
-  }
-  copy_to(text.size());
   obj->text_at_ = static_cast<std::uint32_t>(layout.text_at());
-  obj->size_ = static_cast<std::uint32_t>(layout.text);
+  obj->size_ = static_cast<std::uint32_t>(copy.size());
   obj->block_bytes_ = static_cast<std::uint32_t>(pending_tail.block_bytes);
-  const std::size_t brace = type_prefix.empty() ? std::string_view::npos : scan.object.begin;
-  builder{scan, *obj, tail, shift, brace, inserted, cut_begin, cut_end}.build(layout);
+  const std::size_t brace = prefix.empty() ? std::string_view::npos : scan.object.begin;
+  object::builder build{scan,
+                        *obj,
+                        tail,
+                        text.data() - shift,
+                        shift,
+                        brace,
+                        prefix.empty() ? 0 : prefix.size() - 1,
+                        copy.cut_begin,
+                        copy.cut_end,
+                        layout.packed};
+  if (dictionary) {
+    const scanned_string& version = scan.resource_version;
+    const std::uint32_t version_at =
+        version.present && !version.escaped
+            ? static_cast<std::uint32_t>(build.at(version.begin) - obj->text_at_)
+            : no_offset;
+    new (tail + layout.header_at()) packed_header{std::move(dictionary), version_at};
+    std::memcpy(tail + layout.text_at(), packed.data(), packed.size());
+    obj->packed_bytes_ = static_cast<std::uint32_t>(packed.size());
+  } else {
+    copy.write(tail + layout.text_at());
+  }
+  build.build(layout, filled);
   return obj;
 }
 
-object::~object() = default;
+// A packed object's header, right before its compressed text.
+static const packed_header& header_of(const char* text) noexcept {
+  return *std::launder(reinterpret_cast<const packed_header*>(text - sizeof(packed_header)));
+}
+
+object::~object() {
+  if (packed_bytes_)
+    std::destroy_at(&header_of(tail() + text_at_));
+}
+
+const dictionary_ref& object::dictionary() const noexcept {
+  return header_of(tail() + text_at_).dictionary;
+}
+
+std::size_t object::resource_version_at() const noexcept {
+  if (packed_bytes_) {
+    const std::uint32_t at = header_of(tail() + text_at_).resource_version_at;
+    return at == no_offset ? std::string_view::npos : at;
+  }
+  // Inside the text unless decoded (escaped) or absent.
+  const text_span version = resource_version_;
+  if (version.size == 0 || version.offset < text_at_ || version.offset - text_at_ >= size_)
+    return std::string_view::npos;
+  return version.offset - text_at_;
+}
+
+object_text object::unpacked_text() const {
+  std::string text(size_, '\0');
+  // The object's own bytes, compressed by the same dictionary: this cannot fail.
+  if (!dictionary()->decompress({tail() + text_at_, packed_bytes_}, text.data(), text.size()))
+    std::abort();
+  return object_text(std::move(text));
+}
+
+std::string object::to_json() const {
+  if (!packed_bytes_)
+    return std::string(text_in_place());
+  auto text = unpacked_text();
+  return std::move(text.decompressed_);
+}
 
 // What a stored object costs beside its text (a pod's was 232 bytes with string views). A
 // multiple of 8, so that the control block has no padding after it and the tail follows it.
@@ -319,16 +491,18 @@ static object_ptr held_at_same_version(held_objects& held, std::string_view text
 }
 
 result<object_ptr> object::parse(std::string_view json_text, const object_transform* transform,
-                                 const item_type* fill_type, held_objects* held) {
+                                 const item_type* fill_type, held_objects* held,
+                                 object_packer* packer) {
   if (json_text.size() > max_object_bytes)
     return too_large(json_text.size());
   if (needs_tree(transform))
-    return parse_tree(json_text, *transform, fill_type);
-  return from_text(json_text, padded_scratch(json_text), fill_type, text_cut(transform), held);
+    return parse_tree(json_text, *transform, fill_type, packer);
+  return from_text(json_text, padded_scratch(json_text), fill_type, text_cut(transform), held,
+                   packer);
 }
 
 result<object_ptr> object::parse_tree(std::string_view json_text, const object_transform& transform,
-                                      const item_type* fill_type) {
+                                      const item_type* fill_type, object_packer* packer) {
   // The transform needs a tree: parse, fill, transform, and keep the result's text.
   boost::system::error_code ec;
   json::parse_options options;
@@ -348,20 +522,21 @@ result<object_ptr> object::parse_tree(std::string_view json_text, const object_t
     }
   }
   transform(tree);
-  return parse(json::serialize(tree));
+  return parse(json::serialize(tree), nullptr, nullptr, nullptr, packer);
 }
 
 result<object_ptr> object::parse_padded(std::string_view json_text,
                                         const object_transform* transform,
-                                        const item_type* fill_type, held_objects* held) {
+                                        const item_type* fill_type, held_objects* held,
+                                        object_packer* packer) {
   if (json_text.size() > max_object_bytes || needs_tree(transform))
-    return parse(json_text, transform, fill_type, held);
-  return from_text(json_text, json_text, fill_type, text_cut(transform), held);
+    return parse(json_text, transform, fill_type, held, packer);
+  return from_text(json_text, json_text, fill_type, text_cut(transform), held, packer);
 }
 
 result<object_ptr> object::from_text(std::string_view json_text, std::string_view padded_text,
                                      const item_type* fill_type, const object_transform* cut,
-                                     held_objects* held) {
+                                     held_objects* held, object_packer* packer) {
   thread_local object_scan scan;
   auto scanned = scan_object(padded_text, scan);
   if (!scanned)
@@ -371,43 +546,29 @@ result<object_ptr> object::from_text(std::string_view json_text, std::string_vie
       return same;
   static const object_transform keep_as_is = [](json::value&) {};
   if (cut && cut_in_doubt(scan, padded_text))
-    return parse_tree(json_text, *cut, fill_type);
+    return parse_tree(json_text, *cut, fill_type, packer);
   if (needs_type(scan, fill_type) && (scan.type_members || needs_escape(*fill_type))) {
     // "kind": "" or "apiVersion": null in the text: replaced in a tree, not duplicated.
-    return parse_tree(json_text, cut ? *cut : keep_as_is, fill_type);
+    return parse_tree(json_text, cut ? *cut : keep_as_is, fill_type, packer);
   }
-  if (needs_type(scan, fill_type)) {
-    // The type goes in place of the opening brace as the text is copied: every range moves by
-    // the prefix; nothing is scanned again.
-    auto obj = make(scan, json_text, 0, type_prefix(*fill_type, scan.has_members), cut);
-    if (!obj)
-      return too_large(json_text.size());
-    // kind and apiVersion are the prefix's strings: `{"kind":"Pod","apiVersion":"v1"`.
-    const std::size_t base = obj->text_at_ + scan.object.begin;
-    const std::size_t kind_at = std::string_view(R"({"kind":")").size();
-    const std::size_t version_at =
-        kind_at + fill_type->kind.size() + std::string_view(R"(","apiVersion":")").size();
-    obj->kind_ = {static_cast<std::uint32_t>(base + kind_at),
-                  static_cast<std::uint32_t>(fill_type->kind.size())};
-    obj->api_version_ = {static_cast<std::uint32_t>(base + version_at),
-                         static_cast<std::uint32_t>(fill_type->api_version.size())};
-    return object_ptr(std::move(obj));
-  }
-  if (auto obj = make(scan, json_text, 0, {}, cut))
+  // A type to fill goes in place of the opening brace as the text is copied: every range moves
+  // by the prefix; nothing is scanned again.
+  const item_type* filled = needs_type(scan, fill_type) ? fill_type : nullptr;
+  if (auto obj = make(scan, json_text, 0, filled, cut != nullptr, packer))
     return object_ptr(std::move(obj));
   return too_large(json_text.size());
 }
 
 result<object_ptr> object::from_scan(std::string_view buffer, const object_scan& scan,
-                                     const object_transform* transform) {
+                                     const object_transform* transform, object_packer* packer) {
   const std::string_view text =
       buffer.substr(scan.object.begin, scan.object.end - scan.object.begin);
   if (text.size() > max_object_bytes)
     return too_large(text.size());
   const object_transform* cut = text_cut(transform);
   if (needs_tree(transform) || (cut && cut_in_doubt(scan, buffer)))
-    return parse_tree(text, *transform, nullptr);
-  if (auto obj = make(scan, text, scan.object.begin, {}, cut != nullptr))
+    return parse_tree(text, *transform, nullptr, packer);
+  if (auto obj = make(scan, text, scan.object.begin, nullptr, cut != nullptr, packer))
     return object_ptr(std::move(obj));
   return too_large(text.size());
 }
@@ -429,7 +590,8 @@ json::value object::tree(json::storage_ptr storage) const {
   json::parse_options options;
   options.max_depth = 256;
   // The text was validated when the object was made: this cannot fail.
-  return json::parse(json_text(), std::move(storage), options);
+  const auto text = json_text();
+  return json::parse(text.view(), std::move(storage), options);
 }
 
 std::size_t object::heap_bytes() const noexcept {
@@ -439,9 +601,10 @@ std::size_t object::heap_bytes() const noexcept {
 std::string object::partial_metadata_json() const {
   std::string text = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
   // The metadata's own text is copied as it is.
-  if (metadata_end_ > metadata_begin_)
-    text.append(json_text().substr(metadata_begin_, metadata_end_ - metadata_begin_));
-  else
+  if (metadata_end_ > metadata_begin_) {
+    const auto whole = json_text();
+    text.append(whole.view().substr(metadata_begin_, metadata_end_ - metadata_begin_));
+  } else
     text += "{}";
   text += "}";
   return text;
@@ -458,7 +621,8 @@ std::optional<std::string> object::field(std::string_view dotted_path) const {
   if (dotted_path == "metadata.namespace")
     return std::string(namespace_.in(tail()));
   // The stored text has no scan padding after it (64 bytes an object): scanned from a copy.
-  return scan_field(padded_scratch(json_text()), dotted_path);
+  const auto text = json_text();
+  return scan_field(padded_scratch(text.view()), dotted_path);
 }
 
 std::optional<std::string> field_value(const object& obj, std::string_view dotted_path) {

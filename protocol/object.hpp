@@ -26,8 +26,36 @@ namespace kinformer {
 
 class object;
 class held_objects;
+class object_packer;
+class text_dictionary;
 struct object_scan;
 using object_ptr = std::shared_ptr<const object>;
+
+// An object's JSON text, for as long as this lives: a view of the object's own bytes, or the
+// bytes of an object kept compressed (object::packed()), decompressed. A view of it must not
+// outlive it, so it gives none to a temporary: `std::string_view t = obj->json_text();` does not
+// compile; `auto text = obj->json_text();` then `text.view()` does.
+class object_text {
+public:
+  std::string_view view() const& noexcept {
+    return decompressed_.empty() ? in_place_ : std::string_view(decompressed_);
+  }
+  std::string_view view() && = delete;
+  operator std::string_view() const& noexcept { return view(); }
+  operator std::string_view() && = delete;
+  std::size_t size() const noexcept { return view().size(); }
+  friend bool operator==(const object_text& a, std::string_view b) noexcept {
+    return a.view() == b;
+  }
+
+private:
+  friend class object;
+  explicit object_text(std::string_view in_place) noexcept : in_place_(in_place) {}
+  explicit object_text(std::string decompressed) noexcept
+      : decompressed_(std::move(decompressed)) {}
+  std::string_view in_place_;
+  std::string decompressed_; // never empty when used: an object's text is at least "{}"
+};
 
 // Applied to a freshly parsed object before it is frozen (for example, dropping
 // metadata.managedFields). It receives the whole object value and may change it in place; the
@@ -54,22 +82,26 @@ public:
   // With `held` (held_objects.hpp), text naming a held object takes it from `held`, and at the
   // same resourceVersion gives that object back: validated and scanned, but not made again. Not
   // through a transform that needs a tree.
+  // With `packer` (object_packer.hpp), the object keeps its text compressed once the packer has
+  // a dictionary (packed()).
   static result<object_ptr> parse(std::string_view json_text,
                                   const object_transform* transform = nullptr,
                                   const item_type* fill_type = nullptr,
-                                  held_objects* held = nullptr);
+                                  held_objects* held = nullptr, object_packer* packer = nullptr);
   // As parse(), for text followed by at least scan_padding readable bytes, whatever they hold
   // (the next items of a list being received): scanned where it lies rather than copied first.
   static result<object_ptr> parse_padded(std::string_view json_text,
                                          const object_transform* transform = nullptr,
                                          const item_type* fill_type = nullptr,
-                                         held_objects* held = nullptr);
+                                         held_objects* held = nullptr,
+                                         object_packer* packer = nullptr);
   // Builds an object from text found by a scan of a larger buffer (a watch event line):
   // `scan.object` says where the object's text is in `buffer`, and every range is an offset
   // into `buffer`. Copies only the object's own text (less managedFields for
   // drop_managed_fields()); any other transform is applied to a tree of it.
   static result<object_ptr> from_scan(std::string_view buffer, const object_scan& scan,
-                                      const object_transform* transform = nullptr);
+                                      const object_transform* transform = nullptr,
+                                      object_packer* packer = nullptr);
   // Builds an object from a JSON value (serialised once).
   static result<object_ptr> from_json(const boost::json::value& value,
                                       const object_transform* transform = nullptr);
@@ -78,8 +110,23 @@ public:
   object& operator=(const object&) = delete;
   ~object();
 
-  // The object's JSON text: what was received (or what a transform made), byte for byte.
-  std::string_view json_text() const noexcept { return {tail() + text_at_, size_}; }
+  // The object's JSON text: what was received (or what a transform made), byte for byte. A view
+  // of the stored bytes, or for a packed object, the text decompressed (a copy, each call).
+  object_text json_text() const {
+    return packed_bytes_ ? unpacked_text() : object_text(text_in_place());
+  }
+  // The text where it lies in this object, for a reader that keeps the view while it holds the
+  // object: empty for a packed object, whose text only json_text() gives.
+  std::string_view text_in_place() const noexcept {
+    return packed_bytes_ ? std::string_view() : std::string_view(tail() + text_at_, size_);
+  }
+  // Whether the text is kept compressed (made with an object_packer that had a dictionary).
+  bool packed() const noexcept { return packed_bytes_ != 0; }
+  // The text's size, packed or not.
+  std::size_t text_size() const noexcept { return size_; }
+  // Where meta().resource_version lies in the text, for a reader that splices another in; npos
+  // when the text has none, or writes it with escapes.
+  std::size_t resource_version_at() const noexcept;
   // A parsed tree of the text, owned by the caller (default allocator). Costs a parse on every
   // call and about three times the text in memory while the caller keeps it.
   boost::json::value tree() const;
@@ -108,7 +155,7 @@ public:
   std::string_view api_version() const noexcept { return api_version_.in(tail()); }
 
   // The JSON text as a string (a copy of json_text()).
-  std::string to_json() const { return std::string(json_text()); }
+  std::string to_json() const;
   // Heap bytes held by this object, all in one block (its control block, the object, its text
   // and metadata): for memory accounting.
   std::size_t heap_bytes() const noexcept;
@@ -130,11 +177,11 @@ private:
   // `json_text` or a copy of it that is padded.
   static result<object_ptr> from_text(std::string_view json_text, std::string_view padded_text,
                                       const item_type* fill_type, const object_transform* cut,
-                                      held_objects* held);
+                                      held_objects* held, object_packer* packer);
   // parse() through a tree: parsed, filled, transformed, serialised, then scanned.
   static result<object_ptr> parse_tree(std::string_view json_text,
                                        const object_transform& transform,
-                                       const item_type* fill_type);
+                                       const item_type* fill_type, object_packer* packer);
   struct construct_tag {
     explicit construct_tag() = default;
   };
@@ -145,11 +192,15 @@ public:
 private:
   // The object, its control block and everything it points to, in one allocation; null when
   // that would pass what 32-bit spans reach. `text` is what `scan` scanned, at offset `shift` of
-  // its buffer; a `type_prefix` replaces its opening brace; with `cut_managed_fields`, the
-  // scan's managed_fields range is left out.
+  // its buffer; the type `filled` (needs_type) goes in place of its opening brace; with
+  // `cut_managed_fields`, the scan's managed_fields range is left out. With a `packer` that has
+  // a dictionary, the text is kept compressed.
   static std::shared_ptr<object> make(const object_scan& scan, std::string_view text,
-                                      std::size_t shift, std::string_view type_prefix = {},
-                                      bool cut_managed_fields = false);
+                                      std::size_t shift, const item_type* filled,
+                                      bool cut_managed_fields, object_packer* packer);
+  object_text unpacked_text() const;
+  // The dictionary a packed object was compressed with (kept in its tail).
+  const std::shared_ptr<const text_dictionary>& dictionary() const noexcept;
 
   // Everything below is a place in the tail, the bytes make() allocated right after this object:
   // the metadata arrays, the key, decoded escapes, then the text. Offsets in 32 bits: objects are
@@ -158,6 +209,9 @@ private:
   std::uint32_t text_at_ = 0, size_ = 0;
   std::uint32_t block_bytes_ = 0; // the control block, this object and the tail
   std::uint32_t metadata_begin_ = 0, metadata_end_ = 0; // in the text; empty: no "metadata"
+  // The compressed text's bytes at text_at_ (its dictionary right before them); 0: the text is
+  // there as it is. (In what was padding before generation_.)
+  std::uint32_t packed_bytes_ = 0;
   text_span key_, kind_, api_version_;
   text_span namespace_, name_, uid_, resource_version_, deletion_timestamp_;
   std::int64_t generation_ = 0;

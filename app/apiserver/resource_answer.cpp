@@ -6,6 +6,7 @@
 #include "app/apiserver/table_printer.hpp"
 #include "protocol/json_string.hpp"
 
+#include <deque>
 #include <vector>
 
 namespace kinformer::apiserver {
@@ -46,7 +47,7 @@ http_response object_response(const resource_request& request, const object_answ
   case response_shape::object:
     break;
   }
-  return json_response(std::string(obj->json_text()), code);
+  return json_response(obj->to_json(), code);
 }
 
 http_response list_response(const resource_request& request, list_answer answer) {
@@ -60,7 +61,9 @@ http_response list_response(const resource_request& request, list_answer answer)
   struct owner {
     std::string head;
     std::shared_ptr<const void> items;
-    std::vector<std::string> cut; // metadata cut from full objects
+    // Metadata cut from full objects, or packed objects' texts; a deque, so that no string moves
+    // once a piece names it.
+    std::deque<std::string> cut;
   };
   auto held = std::make_shared<owner>();
   const std::string kind = partial ? "PartialObjectMetadataList" : request.info.list_kind();
@@ -73,19 +76,22 @@ http_response list_response(const resource_request& request, list_answer answer)
     held->head += ",\"remainingItemCount\":" + std::to_string(*answer.remaining_item_count);
   held->head += "},\"items\":[";
   held->items = std::move(answer.owner);
-  if (partial && !answer.metadata_only) {
-    held->cut.reserve(items.size());
-    for (const auto& item : items)
-      held->cut.push_back(item->partial_metadata_json());
-  }
+  // Each item's text: where it lies in the item, or else made here (and held with the pieces).
+  const bool cut_metadata = partial && !answer.metadata_only;
+  auto text_of = [&](const object& item) -> std::string_view {
+    if (cut_metadata)
+      return held->cut.emplace_back(item.partial_metadata_json());
+    if (item.packed())
+      return held->cut.emplace_back(item.to_json());
+    return item.text_in_place();
+  };
   http_response reply;
   reply.body_pieces.reserve(2 * items.size() + 2);
   reply.body_pieces.push_back(held->head);
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i != 0)
       reply.body_pieces.push_back(",");
-    reply.body_pieces.push_back(held->cut.empty() ? items[i]->json_text()
-                                                  : std::string_view(held->cut[i]));
+    reply.body_pieces.push_back(text_of(*items[i]));
   }
   reply.body_pieces.push_back("]}\n");
   reply.pieces_owner = std::move(held);

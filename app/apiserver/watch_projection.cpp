@@ -26,14 +26,13 @@ event_type projected_type(watch_projection projection, event_type type) noexcept
 }
 
 std::string with_resource_version(const object& previous, std::string_view resource_version) {
-  const std::string_view text = previous.json_text();
+  const auto whole = previous.json_text();
+  const std::string_view text = whole.view();
   const std::string_view old_version = previous.meta().resource_version;
-  // The version is a view into the text (validation requires one): splice around it.
-  const auto* begin = old_version.data();
-  if (old_version.empty() || std::less<>{}(begin, text.data()) ||
-      std::less<>{}(text.data() + text.size(), begin + old_version.size()))
+  // Spliced around where the version lies in the text (none there: escaped, or absent).
+  const std::size_t offset = previous.resource_version_at();
+  if (offset == std::string_view::npos)
     return std::string(text);
-  const std::size_t offset = static_cast<std::size_t>(begin - text.data());
   std::string out;
   out.reserve(text.size() - old_version.size() + resource_version.size());
   out.append(text.substr(0, offset));

@@ -27,13 +27,17 @@ std::string watch_shaper::shaped(const object_ptr& obj) {
   case response_shape::object:
     break;
   }
-  return std::string(obj->json_text());
+  return obj->to_json();
 }
 
 byte_pieces watch_shaper::event_line(event_type type, const object_ptr& obj) {
   if (request_.shape == response_shape::object ||
-      (metadata_only_ && request_.shape != response_shape::table))
-    return watch_event_pieces(type, obj, obj->json_text());
+      (metadata_only_ && request_.shape != response_shape::table)) {
+    if (!obj->packed())
+      return watch_event_pieces(type, obj, obj->text_in_place());
+    auto text = std::make_shared<const std::string>(obj->to_json()); // decompressed, once
+    return watch_event_pieces(type, text, *text);
+  }
   return byte_pieces(watch_event_line(type, shaped(obj)));
 }
 

@@ -445,6 +445,7 @@ cache_options to_cache_options(const service_config& config) {
   options.default_label_selector = config.defaults.labels;
   options.default_field_selector = config.defaults.fields;
   options.default_transform = make_transform(config.defaults.transform);
+  options.compress_objects = config.defaults.compress_objects;
   options.sync_period = config.defaults.resync_period;
   options.reader_fail_on_missing_informer = config.defaults.fail_on_missing_informer;
   // The read API resumes watches from a list's resourceVersion: it needs recent deletions.
@@ -461,6 +462,7 @@ cache_options to_cache_options(const service_config& config) {
                             ? std::make_shared<const object_transform>([](boost::json::value&) {})
                             : make_transform(*informer.transform);
     entry.sync_period = informer.resync_period;
+    entry.compress_objects = informer.compress_objects;
     options.by_object.push_back(std::move(entry));
   }
   return options;

@@ -61,6 +61,7 @@ struct informer_options {
   std::optional<label_selector> labels;
   std::optional<field_selector> fields;
   std::optional<bool> metadata_only;
+  std::optional<bool> compress_objects;
   std::optional<transform_options> transform; // replaces the default transform, not merged
   std::optional<std::chrono::milliseconds> resync_period;
 };
@@ -71,6 +72,8 @@ struct cache_defaults {
   label_selector labels;
   field_selector fields;
   bool metadata_only = false;
+  // Informers keep their objects' text compressed (actors/messages.hpp, compress_objects).
+  bool compress_objects = false;
   transform_options transform;
   std::chrono::milliseconds resync_period{0}; // zero: no resync
   // Reads of a kind no informer serves fail instead of starting one.

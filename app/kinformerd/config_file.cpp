@@ -170,7 +170,7 @@ cluster_options read_cluster(const YAML::Node& node) {
 informer_options read_informer(const YAML::Node& node, const std::string& field) {
   const section s(node, field,
                   {"name", "resource", "namespaces", "label_selector", "field_selector",
-                   "metadata_only", "transform", "resync_period"});
+                   "metadata_only", "compress_objects", "transform", "resync_period"});
   informer_options informer;
   if (!s.has("resource"))
     s.missing("resource");
@@ -184,6 +184,7 @@ informer_options read_informer(const YAML::Node& node, const std::string& field)
   s.read("label_selector", informer.labels, selector<label_selector>);
   s.read("field_selector", informer.fields, selector<field_selector>);
   s.read("metadata_only", informer.metadata_only, boolean);
+  s.read("compress_objects", informer.compress_objects, boolean);
   s.read("transform", informer.transform, read_transform);
   s.read("resync_period", informer.resync_period, duration);
   return informer;
@@ -191,13 +192,14 @@ informer_options read_informer(const YAML::Node& node, const std::string& field)
 
 cache_defaults read_defaults(const YAML::Node& node) {
   const section s(node, "defaults",
-                  {"namespaces", "label_selector", "field_selector", "metadata_only", "transform",
-                   "resync_period", "fail_on_missing_informer"});
+                  {"namespaces", "label_selector", "field_selector", "metadata_only",
+                   "compress_objects", "transform", "resync_period", "fail_on_missing_informer"});
   cache_defaults defaults;
   s.read("namespaces", defaults.namespaces, string_list);
   s.read("label_selector", defaults.labels, selector<label_selector>);
   s.read("field_selector", defaults.fields, selector<field_selector>);
   s.read("metadata_only", defaults.metadata_only, boolean);
+  s.read("compress_objects", defaults.compress_objects, boolean);
   s.read("transform", defaults.transform, read_transform);
   s.read("resync_period", defaults.resync_period, duration);
   s.read("fail_on_missing_informer", defaults.fail_on_missing_informer, boolean);

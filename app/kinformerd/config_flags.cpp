@@ -46,6 +46,8 @@ Informers:
   -l, --selector SELECTOR        label selector for every informer (app=web,tier!=db)
   --field-selector SELECTOR      field selector for every informer (status.phase=Running)
   --metadata-only                cache PartialObjectMetadata instead of full objects
+  --compress-objects             keep cached objects' text compressed (less memory; each
+                                 object served is decompressed)
 
 Service:
   --listen-api HOST:PORT         read API address (127.0.0.1:8080; port 0 picks a free one;
@@ -193,13 +195,14 @@ status_result apply_flag(const flag& f, const arguments& args, service_config& c
     return ok_v;
   }
   if (name == "--insecure-skip-tls-verify" || name == "--metadata-only" ||
-      name == "--leader-elect") {
+      name == "--compress-objects" || name == "--leader-elect") {
     auto on = args.switch_value();
     if (!on)
       return std::move(on).err();
-    (name == "--metadata-only"  ? config.defaults.metadata_only
-     : name == "--leader-elect" ? config.leader_election.enabled
-                                : config.cluster.insecure_skip_tls_verify) = *on;
+    (name == "--metadata-only"      ? config.defaults.metadata_only
+     : name == "--compress-objects" ? config.defaults.compress_objects
+     : name == "--leader-elect"     ? config.leader_election.enabled
+                                    : config.cluster.insecure_skip_tls_verify) = *on;
     return ok_v;
   }
 
@@ -288,7 +291,7 @@ result<service_config> parse_command_line(int argc, const char* const* argv,
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->allow_extra_args(false);
   for (const char* name : {"--simulate", "--insecure-skip-tls-verify", "--metadata-only",
-                           "-A,--all-namespaces", "--leader-elect"})
+                           "--compress-objects", "-A,--all-namespaces", "--leader-elect"})
     app.add_flag(name)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   try {
     app.parse(argc, argv);

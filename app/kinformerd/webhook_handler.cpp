@@ -136,7 +136,7 @@ std::string batch_body(const std::vector<waiting_delta>& batch, bool include_obj
   std::size_t size = 2;
   for (const auto& w : batch)
     size += 64 + w.d.object->key().size() + w.d.object->meta().resource_version.size() +
-            (include_objects ? w.d.object->json_text().size() : 0);
+            (include_objects ? w.d.object->text_size() : 0);
   std::string body;
   body.reserve(size);
   body += '[';

@@ -942,14 +942,16 @@ namespace {
 // One list response's decoding, done on the decode thread in the order its bytes came.
 struct list_decoding {
   list_decoding(const list_request& request, std::size_t max_item_bytes)
-      : decoder(decode_options{request.transform, request.expect, request.held.get()},
+      : decoder(decode_options{request.transform, request.expect, request.held.get(),
+                               request.packer.get()},
                 max_item_bytes),
-        held(request.held), on_items(request.on_items),
+        held(request.held), packer(request.packer), on_items(request.on_items),
         on_items_batch(std::max<std::size_t>(request.on_items_batch, 1)),
         on_continue(request.on_continue), into_fresh_memory(request.into_fresh_memory) {}
 
   list_decoder decoder;
   std::shared_ptr<const held_objects_slot> held; // the decoder's, kept alive with it
+  std::shared_ptr<object_packer> packer;         // likewise
   std::vector<object_ptr> items;
   std::function<void(std::vector<object_ptr>&&)> on_items;
   std::size_t on_items_batch;
@@ -1112,7 +1114,8 @@ api_client::impl::stream_events(const std::shared_ptr<watch_session>& session, c
   };
   // Body bytes go straight into `lines`; each complete line is decoded in place from there.
   line_buffer lines(s.request.max_line_bytes);
-  const decode_options decode{s.request.transform, s.request.expect};
+  const decode_options decode{s.request.transform, s.request.expect, nullptr,
+                              s.request.packer.get()};
   const bool idle_checked = s.request.idle_timeout.count() > 0;
   s.last_progress = clock_type::now();
   s.reading = true;

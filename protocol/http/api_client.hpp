@@ -145,6 +145,9 @@ struct list_request {
   // informer's store, during a relist; protocol/held_objects.hpp). An item at the same
   // resourceVersion as the held object so named comes back as that object, not a new one.
   std::shared_ptr<const held_objects_slot> held;
+  // Optional: items keep their text compressed once it has a dictionary (object_packer.hpp);
+  // shared with the watch requests of the same informer.
+  std::shared_ptr<object_packer> packer;
 };
 
 // Exactly one call per list, on the client's decode thread once a body came (after its last
@@ -176,6 +179,8 @@ struct watch_request {
   // Close with watch_close_reason::idle_timeout when no byte arrives for this long while the
   // client is reading (a paused watch never times out). Zero: no idle timeout.
   std::chrono::milliseconds idle_timeout{0};
+  // Optional: objects keep their text compressed once it has a dictionary (object_packer.hpp).
+  std::shared_ptr<object_packer> packer;
 };
 
 enum class watch_close_reason {

@@ -66,8 +66,8 @@ TEST_CASE("a watch event in pieces is the line, its object the stored bytes, kep
                     event_type::bookmark, event_type::error}) {
     auto obj = object::parse(text);
     REQUIRE(obj.ok());
-    const char* stored = (*obj)->json_text().data();
-    auto pieces = watch_event_pieces(type, *obj, (*obj)->json_text());
+    const char* stored = (*obj)->text_in_place().data();
+    auto pieces = watch_event_pieces(type, *obj, (*obj)->text_in_place());
     obj = object::parse("{}"); // the pieces' owner alone keeps the object now
     CHECK(pieces.joined() == watch_event_line(type, text));
     CHECK(pieces.size() == watch_event_line(type, text).size());
@@ -88,9 +88,9 @@ TEST_CASE("the watch shaper serves a stored object's own bytes, and shaped ones 
   request.info.kind = "Pod";
   watch_shaper as_stored(request, false);
   auto line = as_stored.event_line(event_type::added, *obj);
-  CHECK(line.joined() == watch_event_line(event_type::added, (*obj)->json_text()));
+  CHECK(line.joined() == watch_event_line(event_type::added, (*obj)->text_in_place()));
   REQUIRE(line.pieces().size() == 3);
-  CHECK(line.pieces()[1].bytes.data() == (*obj)->json_text().data());
+  CHECK(line.pieces()[1].bytes.data() == (*obj)->text_in_place().data());
 
   resource_request partial = request;
   partial.shape = response_shape::partial_metadata;

@@ -70,6 +70,7 @@ const char* usage =
     "  --pod-bytes B            target JSON size of a pod (default 3500)\n"
     "  --metadata-only          the informer stores PartialObjectMetadata\n"
     "  --drop-managed-fields    the informer drops metadata.managedFields before storing\n"
+    "  --compress-objects       the informer keeps its objects' text compressed\n"
     "  --drain-bursts           write bursts of max-lag updates while the server holds the\n"
     "                           watch, then time only their delivery (informer alone)\n"
     "  --max-lag L              writes the writer may be ahead of the handler (default 10000)\n"
@@ -138,6 +139,8 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
       settings.metadata_only = true;
     else if (flag == "--drop-managed-fields")
       settings.drop_managed_fields = true;
+    else if (flag == "--compress-objects")
+      settings.compress_objects = true;
     else if (flag == "--drain-bursts")
       settings.drain_bursts = true;
     else
@@ -362,6 +365,7 @@ void bench_run::sync() {
   config.kind = "Pod";
   config.scope = resource_scope::namespaced;
   config.metadata_only = settings_.metadata_only;
+  config.compress_objects = settings_.compress_objects;
   config.watch.page_size = 500;
   if (settings_.drop_managed_fields)
     config.transform = drop_managed_fields();

@@ -139,7 +139,7 @@ TEST_CASE("objects copied from a value own their storage") {
 TEST_CASE("an object is the bytes it was made from, and its metadata are views into them") {
   auto obj = object::parse(pod_json);
   REQUIRE(obj.ok());
-  const std::string_view text = (*obj)->json_text();
+  const std::string_view text = (*obj)->text_in_place();
   CHECK(text == pod_json); // byte for byte, whitespace included
   auto inside = [&](std::string_view v) {
     return v.data() >= text.data() && v.data() + v.size() <= text.data() + text.size();
@@ -358,7 +358,7 @@ TEST_CASE("list items that name no type get the list's") {
   CHECK((*filled)->kind() == "Pod");
   CHECK((*filled)->api_version() == "v1");
   CHECK((*filled)->meta().name == "a");
-  CHECK(boost::json::parse((*filled)->json_text()).at("kind") == "Pod");
+  CHECK(boost::json::parse((*filled)->to_json()).at("kind") == "Pod");
   // Every range moved with the inserted type: views and the metadata text still line up.
   CHECK((*filled)->key() == "n/a");
   CHECK((*filled)->to_partial_metadata()->json_text() ==
@@ -410,7 +410,7 @@ TEST_CASE("a filled-in type, escapes and owner references share the object's one
     return v.data() >= begin && v.data() + v.size() <= begin + (*obj)->heap_bytes();
   };
   CHECK(inside((*obj)->key()));
-  CHECK(inside((*obj)->json_text()));
+  CHECK(inside((*obj)->text_in_place()));
   CHECK(inside(owner.name));
   CHECK(inside((*obj)->meta().labels[0].second));
 }

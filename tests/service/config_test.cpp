@@ -53,6 +53,7 @@ defaults:
   label_selector: "app=web,tier!=db"
   field_selector: "metadata.namespace!=kube-system"
   metadata_only: true
+  compress_objects: true
   transform:
     drop_managed_fields: true
     drop_annotations: [a.example/x]
@@ -66,6 +67,7 @@ informers:
     label_selector: "env in (prod,stage)"
     field_selector: "status.replicas!=0"
     metadata_only: false
+    compress_objects: false
     transform: {drop_managed_fields: false}
     resync_period: 10m
 handlers:
@@ -137,6 +139,7 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(c.defaults.labels.to_string() == "app=web,tier!=db");
   CHECK(c.defaults.fields.to_string() == "metadata.namespace!=kube-system");
   CHECK(c.defaults.metadata_only);
+  CHECK(c.defaults.compress_objects);
   CHECK(c.defaults.transform.drop_managed_fields);
   CHECK(c.defaults.transform.drop_annotations == std::vector<std::string>{"a.example/x"});
   CHECK(c.defaults.resync_period == 90s);
@@ -150,6 +153,7 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK_FALSE(pods.labels);
   CHECK_FALSE(pods.fields);
   CHECK_FALSE(pods.metadata_only);
+  CHECK_FALSE(pods.compress_objects);
   CHECK_FALSE(pods.transform);
   CHECK_FALSE(pods.resync_period);
   const auto& deploys = c.informers[1];
@@ -159,6 +163,7 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(deploys.labels->to_string() == "env in (prod,stage)");
   CHECK(deploys.fields->to_string() == "status.replicas!=0");
   CHECK(deploys.metadata_only == false);
+  CHECK(deploys.compress_objects == false);
   CHECK(deploys.transform == transform_options{});
   CHECK(deploys.resync_period == 10min);
 
@@ -477,6 +482,7 @@ TEST_CASE("flags alone configure the service", "[config][flags]") {
                              "--field-selector",
                              "status.phase=Running",
                              "--metadata-only",
+                             "--compress-objects",
                              "--listen-api",
                              "127.0.0.1:0",
                              "--listen-metrics",
@@ -501,6 +507,7 @@ TEST_CASE("flags alone configure the service", "[config][flags]") {
   CHECK(c.defaults.labels.to_string() == "app=web");
   CHECK(c.defaults.fields.to_string() == "status.phase=Running");
   CHECK(c.defaults.metadata_only);
+  CHECK(c.defaults.compress_objects);
   CHECK(c.listen.api == "127.0.0.1:0");
   CHECK(c.listen.metrics == "[::1]:0");
   CHECK(c.level == log_level::debug);
@@ -707,6 +714,7 @@ TEST_CASE("to_cache_options maps defaults and one by_object entry per informer",
   CHECK(options.default_transform != nullptr);
   CHECK(options.sync_period == 90s);
   CHECK(options.reader_fail_on_missing_informer);
+  CHECK(options.compress_objects);
   CHECK(options.change_window == read_api_change_window); // the read API resumes watches
   REQUIRE(options.by_object.size() == 2);
 
@@ -719,6 +727,7 @@ TEST_CASE("to_cache_options maps defaults and one by_object entry per informer",
   CHECK_FALSE(pods.fields);
   CHECK(pods.transform == nullptr); // falls back to the default
   CHECK_FALSE(pods.sync_period);
+  CHECK_FALSE(pods.compress_objects); // falls back to the default
 
   const auto& deploys = options.by_object[1];
   CHECK(deploys.kind.resource == "deployments.apps");
@@ -731,6 +740,7 @@ TEST_CASE("to_cache_options maps defaults and one by_object entry per informer",
   (*deploys.transform)(obj);
   CHECK(obj.at("metadata").as_object().contains("managedFields"));
   CHECK(deploys.sync_period == 10min);
+  CHECK(deploys.compress_objects == false);
 }
 
 TEST_CASE("transforms drop managedFields and annotations", "[config]") {

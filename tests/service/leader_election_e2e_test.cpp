@@ -98,7 +98,7 @@ std::optional<observed_lease> lease_on(sim::simulator& server) {
   auto stored = server.store().get(leases, "kube-system", "kinformerd");
   if (!stored.ok())
     return std::nullopt;
-  return parse_lease(stored->object->json_text());
+  return parse_lease(stored->object->to_json());
 }
 
 } // namespace

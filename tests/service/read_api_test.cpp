@@ -95,7 +95,8 @@ struct read_api_fixture {
   explicit read_api_fixture(
       apiserver::http_server_options server_options = {}, std::vector<std::string> namespaces = {},
       std::size_t merge_hold_limit = 100000,
-      std::chrono::milliseconds sim_bookmarks = std::chrono::milliseconds(200))
+      std::chrono::milliseconds sim_bookmarks = std::chrono::milliseconds(200),
+      bool compress_objects = false)
       : sim(fixture_simulator_options(sim_bookmarks)) {
     sim::register_example_resources(sim.store());
     sim::object_generator generator;
@@ -125,6 +126,9 @@ struct read_api_fixture {
     cache_options cache_config;
     cache_config.change_window = 1024; // as kinformerd's: resumed watches need it
     cache_config.default_namespaces = std::move(namespaces);
+    // Every pod but the first 8 (the dictionary's samples) kept compressed.
+    cache_config.compress_objects = compress_objects;
+    cache_config.packing.samples = 8;
     cache = spawn_cache(*system, client, cache_config);
 
     read_api_options options;
@@ -609,10 +613,10 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: discovery shows the served kinds o
 
 // One front end serves both (app/apiserver/api_frontend.hpp): the same request over the same
 // objects gets the same answer from the cache as from the simulator behind it.
-TEST_CASE_METHOD(read_api_fixture,
-                 "read_api: a list answers the simulator's bytes, as objects, metadata and Table") {
-  raw_client cache_side(server->port());
-  raw_client sim_side(sim.port());
+// Lists (objects, metadata, Tables) and gets from the cache answer what the simulator answers.
+void check_answers_match_simulator(read_api_fixture& f) {
+  raw_client cache_side(f.server->port());
+  raw_client sim_side(f.sim.port());
   // The first list waits for the informer's sync; nothing is written after it.
   REQUIRE(cache_side.request("/api/v1/pods").result_int() == 200);
   for (const std::string target :
@@ -657,6 +661,38 @@ TEST_CASE_METHOD(read_api_fixture,
   cache_side.accept = sim_side.accept = "application/yaml";
   CHECK(cache_side.request(item).body() == sim_side.request(item).body());
   CHECK(cache_side.request(item).result_int() == 406);
+}
+
+TEST_CASE_METHOD(read_api_fixture,
+                 "read_api: a list answers the simulator's bytes, as objects, metadata and Table") {
+  check_answers_match_simulator(*this);
+}
+
+struct compressed_read_api_fixture : read_api_fixture {
+  compressed_read_api_fixture()
+      : read_api_fixture({}, {}, 100000, std::chrono::milliseconds(200), true) {}
+};
+
+TEST_CASE_METHOD(compressed_read_api_fixture,
+                 "read_api: objects kept compressed are served as the simulator's bytes") {
+  check_answers_match_simulator(*this);
+  // A change to a compressed pod comes through a watch as the simulator sends it.
+  raw_client cache_side(server->port());
+  auto list = json::parse(cache_side.request("/api/v1/namespaces/ns-1/pods").body());
+  const std::string rv(list.at("metadata").at("resourceVersion").as_string());
+  const auto& items = list.at("items").as_array();
+  REQUIRE(!items.empty());
+  const std::string name(items.back().at("metadata").at("name").as_string());
+  const std::string target = "/api/v1/namespaces/ns-1/pods?watch=true&resourceVersion=" + rv;
+  raw_client watch(server->port()), direct(sim.port());
+  REQUIRE(watch.open_watch(target) == 200);
+  REQUIRE(direct.open_watch(target) == 200);
+  label_pod(store(), "ns-1", name, "read-api-test", "compressed");
+  auto cached = watch.next_event(), sent = direct.next_event();
+  REQUIRE(cached.is_object());
+  REQUIRE(sent.is_object());
+  CHECK(cached.at("object") == sent.at("object"));
+  CHECK(cached.at("object").at("metadata").at("labels").at("read-api-test") == "compressed");
 }
 
 // A kind cached per namespace has an informer each; a watch across them must still get its live

@@ -62,7 +62,7 @@ struct fixture : kinformer::testing::sim_actor_fixture {
   observed_lease lease() {
     auto stored = server.store().get(leases_gvr, "kube-system", "kinformerd");
     REQUIRE(stored.ok());
-    auto parsed = parse_lease(stored->object->json_text());
+    auto parsed = parse_lease(stored->object->to_json());
     REQUIRE(parsed);
     return *parsed;
   }

@@ -46,8 +46,9 @@ const usage = `usage: node kinformer_watch_probe.mjs --bin PATH --server URL [op
   --bin PATH       the kinformer-watch binary
   --server URL     API server, plain http on loopback
   --resource R     resource to watch (default pods)
-  --form F         what the informer stores: full, no-managed-fields, metadata-only or
-                   metadata-only-no-managed-fields (default full)
+  --form F         what the informer stores: full, no-managed-fields, metadata-only,
+                   metadata-only-no-managed-fields, compressed or metadata-only-compressed
+                   (default full)
   --expect N       ADDED lines expected before SYNCED (0 = do not check)
   --events N       after SYNCED, count delta lines until N arrived (0 = skip)
   --timeout S      give up after S seconds in all (default 600)
@@ -70,6 +71,8 @@ const formFlags = {
   'no-managed-fields': ['--drop-managed-fields'],
   'metadata-only': ['--metadata-only'],
   'metadata-only-no-managed-fields': ['--metadata-only', '--drop-managed-fields'],
+  compressed: ['--compress-objects'],
+  'metadata-only-compressed': ['--metadata-only', '--compress-objects'],
 };
 
 let child = null;

@@ -495,7 +495,8 @@ fi
 measure_watch_memory() {
   local form resource expect out
   : >"$work/watch_memory.tsv"
-  for form in empty full no-managed-fields metadata-only metadata-only-no-managed-fields; do
+  for form in empty full no-managed-fields metadata-only metadata-only-no-managed-fields compressed \
+    metadata-only-compressed; do
     resource=pods
     expect=$(pod_count)
     [[ $form == empty ]] && resource=widgets.example.com && expect=0
