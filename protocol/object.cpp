@@ -414,7 +414,7 @@ std::shared_ptr<object> object::make(const object_scan& scan, std::string_view t
   if (dictionary) {
     const scanned_string& version = scan.resource_version;
     const std::uint32_t version_at =
-        version.present && !version.escaped
+        version.present && !version.escaped && version.size > 0 // as resource_version_at()
             ? static_cast<std::uint32_t>(build.at(version.begin) - obj->text_at_)
             : no_offset;
     new (tail + layout.header_at()) packed_header{std::move(dictionary), version_at};

@@ -202,6 +202,15 @@ TEST_CASE("packed objects made through a cut, a type filled in, escapes and a wa
     check_same(*packed, *make(text));
     CHECK(packed->meta().labels.find("tier") == std::optional<std::string_view>(R"(front"s)"));
   }
+  SECTION("an empty resourceVersion, which no reader can splice another into") {
+    std::string text = pod_text(10);
+    const std::string version = R"("resourceVersion":"1010")";
+    text.replace(text.find(version), version.size(), R"("resourceVersion":"")");
+    auto packed = make(text, packer.get());
+    REQUIRE(packed->packed());
+    check_same(*packed, *make(text));
+    CHECK(packed->resource_version_at() == std::string_view::npos);
+  }
   SECTION("a watch event's object") {
     const std::string line = R"({"type":"MODIFIED","object":)" + pod_text(11) + "}";
     decode_options options;
