@@ -62,6 +62,13 @@ std::shared_ptr<object_packer> trained_packer(int samples = 16) {
   return packer;
 }
 
+// Decoding that packs with `packer`.
+decode_options packing_with(object_packer& packer) {
+  decode_options options;
+  options.packer = &packer;
+  return options;
+}
+
 // Everything a reader can ask of an object but its memory, the same for both.
 void check_same(const object& packed, const object& plain) {
   CHECK(packed.json_text() == plain.to_json());
@@ -213,9 +220,7 @@ TEST_CASE("packed objects made through a cut, a type filled in, escapes and a wa
   }
   SECTION("a watch event's object") {
     const std::string line = R"({"type":"MODIFIED","object":)" + pod_text(11) + "}";
-    decode_options options;
-    options.packer = packer.get();
-    auto packed = decode_watch_event(line, options);
+    auto packed = decode_watch_event(line, packing_with(*packer));
     auto plain = decode_watch_event(line);
     REQUIRE(packed);
     REQUIRE(plain);
@@ -228,9 +233,7 @@ TEST_CASE("packed objects made through a cut, a type filled in, escapes and a wa
     for (int i = 0; i < 5; ++i)
       body += (i ? "," : "") + pod_text(20 + i, false);
     body += "]}";
-    decode_options options;
-    options.packer = packer.get();
-    auto packed = decode_list(body, options);
+    auto packed = decode_list(body, packing_with(*packer));
     auto plain = decode_list(body);
     REQUIRE(packed);
     REQUIRE(plain);
