@@ -348,12 +348,16 @@ public:
   }
   // Writes what queued up while stalled.
   void resume() {
-    std::lock_guard lock(mutex_);
-    if (!stalled_)
-      return;
-    stalled_ = false;
-    drain_posted_ = false; // a drain that ran while stalled took nothing
-    post_drain_locked();
+    {
+      std::lock_guard lock(mutex_);
+      if (!stalled_)
+        return;
+      stalled_ = false;
+      drain_posted_ = false; // a drain that ran while stalled took nothing
+      if (!claim_drain_locked())
+        return;
+    }
+    post_drain();
   }
   // The stream ends without anything more being written (client gone, server stopping).
   void abandon() {
@@ -379,7 +383,11 @@ public:
   }
 
 private:
-  void post_drain_locked();
+  // True when the caller must post a drain, once it has let go of the mutex: posted under it,
+  // the I/O thread woke, ran the drain into the held mutex and slept again, two more context
+  // switches for every write from another thread.
+  bool claim_drain_locked();
+  void post_drain();
 
   std::shared_ptr<http_server::impl> server_;
   std::weak_ptr<session> owner_;
@@ -619,43 +627,49 @@ private:
 };
 
 bool stream_state::write(byte_pieces pieces) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (ended_ || close_requested_ || overflowed_ || queue_full_)
     return false;
   if (pieces.empty()) // an empty HTTP chunk would end the stream
     return true;
+  bool taken = true;
   if (bytes_ + pieces.size() > server_->options.stream_buffer_limit) {
     overflowed_ = true;
     queue_.clear();
     bytes_ = 0;
     writes_ = 0;
-    post_drain_locked();
-    return false;
-  }
-  if (queue_limit_ > 0 && writes_ >= queue_limit_) {
+    taken = false;
+  } else if (queue_limit_ > 0 && writes_ >= queue_limit_) {
     queue_full_ = true;
-    post_drain_locked();
-    return false;
-  }
-  bytes_ += pieces.size();
-  ++writes_;
-  if (queue_.empty()) {
-    queue_ = pieces.release();
+    taken = false;
   } else {
-    auto taken = pieces.release();
-    queue_.insert(queue_.end(), std::make_move_iterator(taken.begin()),
-                  std::make_move_iterator(taken.end()));
+    bytes_ += pieces.size();
+    ++writes_;
+    if (queue_.empty()) {
+      queue_ = pieces.release();
+    } else {
+      auto released = pieces.release();
+      queue_.insert(queue_.end(), std::make_move_iterator(released.begin()),
+                    std::make_move_iterator(released.end()));
+    }
   }
-  post_drain_locked();
-  return true;
+  const bool post = claim_drain_locked();
+  lock.unlock();
+  if (post)
+    post_drain();
+  return taken;
 }
 
 void stream_state::close() {
-  std::lock_guard lock(mutex_);
-  if (ended_ || close_requested_ || overflowed_)
-    return;
-  close_requested_ = true;
-  post_drain_locked();
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_ || close_requested_ || overflowed_)
+      return;
+    close_requested_ = true;
+    if (!claim_drain_locked())
+      return;
+  }
+  post_drain();
 }
 
 void stream_state::close_after(std::chrono::milliseconds duration) {
@@ -665,10 +679,14 @@ void stream_state::close_after(std::chrono::milliseconds duration) {
   });
 }
 
-void stream_state::post_drain_locked() {
+bool stream_state::claim_drain_locked() {
   if (drain_posted_ && !overflowed_ && !close_requested_ && !queue_full_)
-    return;
+    return false;
   drain_posted_ = true;
+  return true;
+}
+
+void stream_state::post_drain() {
   net::post(strand_, [owner = owner_] {
     if (auto s = owner.lock())
       s->drain();
