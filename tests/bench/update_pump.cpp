@@ -19,15 +19,17 @@ status_result update_pump::write_one(const pod_key& pod) {
     return make_error(errc::status,
                       "get " + pod.ns + "/" + pod.name + ": " + current.failure().describe());
   // The copy carries metadata.resourceVersion, so this is a compare-and-swap update, as a
-  // kubelet's status write is.
-  // Copied onto the default heap: a plain copy would allocate in the stored object's arena.
-  boost::json::value body(current->object->tree(), boost::json::storage_ptr());
+  // kubelet's status write is. It is parsed into a scratch arena and moved into the write, as
+  // kubesim's churn does: a tree on the default heap, copied again by the write, cost the writer
+  // 40% of its time, on the cores the informer shares.
+  boost::json::value body =
+      current->object->tree(boost::json::make_shared_resource<boost::json::monotonic_resource>());
   if (generator_.random().percent(options_.label_percent))
     generator_.change_labels(body);
   else
     generator_.change_status(body);
   auto started = clock::now();
-  auto written = store_.update_value(sim::pods_resource, pod.ns, pod.name, body);
+  auto written = store_.update_value(sim::pods_resource, pod.ns, pod.name, std::move(body));
   if (!written)
     return make_error(errc::status,
                       "update " + pod.ns + "/" + pod.name + ": " + written.failure().describe());
