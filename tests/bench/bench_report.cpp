@@ -110,6 +110,10 @@ void print_table(std::ostream& out, const bench_results& r) {
     row(out, "the host alone, same pace", "%.3f / %.3f / %.3f / %.3f ms (%.0f MiB touched)",
         r.host_pace.p50_ms, r.host_pace.p99_ms, r.host_pace.p999_ms, r.host_pace.max_ms,
         mib(r.host_pace_working_set));
+    if (r.host_relay_threads > 0)
+      row(out, "  relayed through threads",
+          "%.3f / %.3f / %.3f / %.3f ms (%u threads waking each other)", r.host_relay.p50_ms,
+          r.host_relay.p99_ms, r.host_relay.p999_ms, r.host_relay.max_ms, r.host_relay_threads);
   }
 
   if (s.relist) {
@@ -202,6 +206,11 @@ std::string json_line(const bench_results& r) {
   o["host_pace_p99_ms"] = r.host_pace.p99_ms;
   o["host_pace_p999_ms"] = r.host_pace.p999_ms;
   o["host_pace_max_ms"] = r.host_pace.max_ms;
+  o["host_relay_threads"] = r.host_relay_threads;
+  o["host_relay_p50_ms"] = r.host_relay.p50_ms;
+  o["host_relay_p99_ms"] = r.host_relay.p99_ms;
+  o["host_relay_p999_ms"] = r.host_relay.p999_ms;
+  o["host_relay_max_ms"] = r.host_relay.max_ms;
   o["relist"] = s.relist;
   relist_fields(o, "relist_", r.relist);
   o["restore_updates"] = r.restore_updates;

@@ -26,7 +26,8 @@ struct bench_settings {
   std::uint64_t latency_events = 50'000; // 0: no latency phase
   std::uint64_t latency_rate = 10'000;   // writes per second in the latency phase
   int writer_nice = 19;                  // the latency phase's writer thread (thread_priority.hpp)
-  std::size_t fanout_handlers = 16;      // 0 or 1: no fan-out phase
+  std::string latency_trace;        // when set, each timed write's start and latency, one line each
+  std::size_t fanout_handlers = 16; // 0 or 1: no fan-out phase
   bool relist = true;
   std::size_t limit_sample_lines = 32'768;
   std::uint64_t seed = 1;
@@ -75,6 +76,10 @@ struct bench_results {
   // (host_pace_probe.hpp): the lateness no informer on this machine can go below.
   latency_percentiles host_pace;
   std::size_t host_pace_working_set = 0; // bytes
+  // The same ticks, each handed through host_relay_threads threads that do nothing else: the
+  // wake-ups a delta crosses, without the informer.
+  latency_percentiles host_relay;
+  unsigned host_relay_threads = 0;
 
   // Relists, until store and handler have converged: a forced 410 with everything stored and
   // unchanged; then a restore of the simulator to a backup from before `restore_updates` random

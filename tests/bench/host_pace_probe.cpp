@@ -1,13 +1,17 @@
 #include "tests/bench/host_pace_probe.hpp"
 
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -46,9 +50,83 @@ private:
   char* data_ = nullptr;
 };
 
+// A chain of threads, each blocked on its eventfd until the one before it (or the ticker) adds
+// to it, then adding what it read to the next. The last one notes when each tick reached it.
+class relay_chain {
+public:
+  relay_chain(unsigned threads, std::uint64_t ticks) : arrived_(ticks) {
+    for (unsigned i = 0; i < threads; ++i) {
+      int fd = ::eventfd(0, EFD_CLOEXEC);
+      if (fd < 0) {
+        failure_ = std::strerror(errno);
+        break;
+      }
+      fds_.push_back(fd);
+    }
+    if (failure_.empty())
+      for (unsigned i = 0; i < threads; ++i)
+        threads_.emplace_back([this, i] { relay(i); });
+  }
+  ~relay_chain() {
+    finish();
+    for (int fd : fds_)
+      ::close(fd);
+  }
+  relay_chain(const relay_chain&) = delete;
+  relay_chain& operator=(const relay_chain&) = delete;
+
+  const std::string& failure() const { return failure_; }
+  bool empty() const { return threads_.empty(); }
+
+  // The ticker: one more tick enters the chain.
+  void tick() { add(fds_.front(), 1); }
+
+  // Stops the chain behind the ticks already in it, and gives when each of them reached its end.
+  std::vector<clock::time_point> finish() {
+    if (threads_.empty())
+      return {};
+    add(fds_.front(), stop_mark);
+    for (auto& thread : threads_)
+      thread.join();
+    threads_.clear();
+    arrived_.resize(count_);
+    return std::move(arrived_);
+  }
+
+private:
+  // Added to a count, it stops each thread once it has passed the count on. Ticks stay below it.
+  static constexpr std::uint64_t stop_mark = std::uint64_t{1} << 40;
+
+  static void add(int fd, std::uint64_t count) { (void)!::write(fd, &count, sizeof count); }
+
+  void relay(std::size_t index) {
+    pthread_setname_np(pthread_self(), "probe-relay"); // tells it apart in perf sched
+    for (;;) {
+      std::uint64_t count = 0;
+      if (::read(fds_[index], &count, sizeof count) != sizeof count)
+        return;
+      if (index + 1 < fds_.size()) {
+        add(fds_[index + 1], count);
+      } else {
+        const auto now = clock::now(); // ticks that queued up arrive together
+        for (std::uint64_t i = 0; i < count % stop_mark && count_ < arrived_.size(); ++i)
+          arrived_[count_++] = now;
+      }
+      if (count >= stop_mark)
+        return;
+    }
+  }
+
+  std::vector<int> fds_;
+  std::vector<std::thread> threads_;
+  std::vector<clock::time_point> arrived_; // the last thread's alone until finish()
+  std::uint64_t count_ = 0;
+  std::string failure_;
+};
+
 } // namespace
 
-result<latency_percentiles> measure_host_pace(const host_pace_options& options) {
+result<host_pace> measure_host_pace(const host_pace_options& options) {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t pages = std::max<std::size_t>(1, options.working_set_bytes / page);
   working_set memory(pages * page, page);
@@ -59,6 +137,11 @@ result<latency_percentiles> measure_host_pace(const host_pace_options& options) 
   std::uniform_int_distribution<std::size_t> any_page(0, pages - 1);
   std::vector<double> millis;
   millis.reserve(options.ticks);
+  std::vector<clock::time_point> due_at;
+  due_at.reserve(options.ticks);
+  relay_chain relay(options.relay_threads, options.ticks);
+  if (!relay.failure().empty())
+    return make_error(errc::io, "cannot make the relay's eventfds: " + relay.failure());
   const auto started = clock::now();
   for (std::uint64_t tick = 0; tick < options.ticks; ++tick) {
     auto due = started + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(
@@ -67,8 +150,19 @@ result<latency_percentiles> measure_host_pace(const host_pace_options& options) 
     for (unsigned i = 0; i < options.pages_per_tick; ++i)
       ++memory.data()[any_page(random) * page];
     millis.push_back(std::chrono::duration<double, std::milli>(clock::now() - due).count());
+    due_at.push_back(due);
+    if (!relay.empty())
+      relay.tick();
   }
-  return summarize_latencies(std::move(millis));
+  auto arrivals = relay.finish();
+  std::vector<double> relayed;
+  relayed.reserve(arrivals.size());
+  for (std::size_t i = 0; i < arrivals.size(); ++i)
+    relayed.push_back(std::chrono::duration<double, std::milli>(arrivals[i] - due_at[i]).count());
+  host_pace out;
+  out.tick = summarize_latencies(std::move(millis));
+  out.relayed = summarize_latencies(std::move(relayed));
+  return out;
 }
 
 } // namespace kinformer::bench

@@ -12,6 +12,15 @@
 // every ~512 ms; with 16 MB, at most 3.4 ms. Printed beside the informer's figure, this shows how
 // much of the tail the host alone makes at this pace and size. It is not a bound: one host stall
 // more or less moves its p99.
+//
+// Each tick is also relayed through a chain of threads that do nothing but wake the next (an
+// eventfd each), and lateness is measured again where the chain ends. A delta crosses as many
+// threads: the simulator's I/O thread, the HTTP thread, an actor worker. On session 35's VM
+// (Firecracker, cpuidle-haltpoll with guest_halt_poll_ns=0, so an idle vCPU halts) a wake-up of a
+// thread on the other, idle vCPU waited up to 9 ms between sched_waking and sched_wakeup: the
+// host had not run that vCPU. With halt polling on (guest_halt_poll_ns=200000, a test only) the
+// latency phase's p99 fell from 2-4 ms to 0.26-0.33 ms in two runs of three (1.54 ms in the
+// third).
 
 #include "protocol/result.hpp"
 #include "tests/bench/latency_recorder.hpp"
@@ -26,10 +35,16 @@ struct host_pace_options {
   double ticks_per_second = 10'000;
   std::size_t working_set_bytes = std::size_t{256} << 20; // mapped and filled before the ticks
   unsigned pages_per_tick = 16;                           // random pages each tick writes to
+  unsigned relay_threads = 3; // threads each tick is handed through after its work; 0: none
+};
+
+struct host_pace {
+  latency_percentiles tick;    // at the ticking thread, after its page writes
+  latency_percentiles relayed; // at the end of the relay (samples 0 without one)
 };
 
 // Runs the ticks on the calling thread; the working set is unmapped again before it returns.
-// Fails only when the working set cannot be mapped.
-result<latency_percentiles> measure_host_pace(const host_pace_options& options);
+// Fails when the working set cannot be mapped or a relay thread cannot be made.
+result<host_pace> measure_host_pace(const host_pace_options& options);
 
 } // namespace kinformer::bench

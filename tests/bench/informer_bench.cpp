@@ -51,6 +51,7 @@
 #include <future>
 #include <iostream>
 #include <optional>
+#include <pthread.h>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -78,6 +79,8 @@ const char* usage =
     "  --latency-rate R         their pace in writes per second (default 10000)\n"
     "  --writer-nice N          nice value of their writer thread, 0 to 19 (default 19: the\n"
     "                           writer stands for clients that run elsewhere)\n"
+    "  --latency-trace FILE     write each timed write's start (steady_clock ns) and latency\n"
+    "                           (ms) to FILE, one line each\n"
     "  --fanout-handlers H      handlers of the fan-out phase; 0 or 1 skips it (default 16)\n"
     "  --no-relist              skip the forced relist\n"
     "  --limit-sample-lines S   watch lines kept for the Boost.JSON limit (default 32768)\n"
@@ -125,7 +128,11 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
       problem = number(settings.latency_rate);
     else if (flag == "--writer-nice")
       problem = number(settings.writer_nice);
-    else if (flag == "--fanout-handlers")
+    else if (flag == "--latency-trace") {
+      if (i + 1 >= argc)
+        return std::string(flag) + " needs a value";
+      settings.latency_trace = argv[++i];
+    } else if (flag == "--fanout-handlers")
       problem = number(settings.fanout_handlers);
     else if (flag == "--no-relist")
       settings.relist = false;
@@ -444,6 +451,7 @@ void bench_run::latency() {
   // the later phases).
   pump_stats written;
   std::thread writer([&] {
+    pthread_setname_np(pthread_self(), "bench-writer"); // tells it apart in perf
     if (auto lowered = set_this_thread_nice(settings_.writer_nice); !lowered)
       fail("the latency phase's writer: " + lowered.err().describe());
     written = run_pump(std::move(pump), delivered);
@@ -451,6 +459,8 @@ void bench_run::latency() {
   writer.join();
   latency_.store(nullptr, std::memory_order_release);
   results_.latency = recorder.percentiles();
+  if (!settings_.latency_trace.empty() && !recorder.write_trace(settings_.latency_trace))
+    fail("cannot write the latency trace to " + settings_.latency_trace);
   results_.latency_writes_per_second = written.writes_per_second();
 
   progress("the same pace with no informer behind it (the host's own lateness)");
@@ -464,8 +474,10 @@ void bench_run::latency() {
   if (!host)
     fail("the host's pace: " + host.err().describe());
   reset_peak_rss();
-  results_.host_pace = *host;
+  results_.host_pace = host->tick;
   results_.host_pace_working_set = probe.working_set_bytes;
+  results_.host_relay = host->relayed;
+  results_.host_relay_threads = probe.relay_threads;
 }
 
 void bench_run::relist() {

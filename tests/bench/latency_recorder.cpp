@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <vector>
 
 namespace kinformer::bench {
@@ -70,6 +71,19 @@ latency_percentiles latency_recorder::percentiles() const {
   auto out = summarize_latencies(std::move(millis));
   out.missing = missing;
   return out;
+}
+
+bool latency_recorder::write_trace(const std::string& path) const {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (!file)
+    return false;
+  for (std::uint64_t i = 0; i < capacity_; ++i) {
+    auto wrote = written_[i].load(std::memory_order_relaxed);
+    auto came = arrived_[i].load(std::memory_order_relaxed);
+    if (wrote != 0 && came != 0)
+      std::fprintf(file, "%lld %.4f\n", static_cast<long long>(wrote), double(came - wrote) / 1e6);
+  }
+  return std::fclose(file) == 0;
 }
 
 } // namespace kinformer::bench

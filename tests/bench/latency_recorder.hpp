@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,10 @@ public:
   void arrived(std::string_view resource_version);
 
   latency_percentiles percentiles() const;
+  // One line per write whose delta arrived: its start (steady_clock ns) and its latency in ms,
+  // for lining stalls up with a scheduler trace (perf record -k CLOCK_MONOTONIC). False when the
+  // file cannot be written.
+  bool write_trace(const std::string& path) const;
 
 private:
   std::uint64_t first_;
