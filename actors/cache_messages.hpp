@@ -61,8 +61,9 @@ struct cache_options {
   label_selector default_label_selector;
   field_selector default_field_selector;
   std::shared_ptr<const object_transform> default_transform;
-  // Informers keep their objects' text compressed (informer_config::compress_objects).
-  bool compress_objects = false;
+  // Informers keep their objects' text compressed (informer_config::compress_objects). Unset:
+  // metadata-only informers do, the others keep it as received.
+  std::optional<bool> compress_objects;
   packer_options packing;
   // The default resync period of subscriptions made through the cache; zero: none.
   std::chrono::milliseconds sync_period{0};

@@ -108,7 +108,7 @@ kind_plan plan_kind(const cache_options& options, const rest_mapping& mapping, b
   base.metadata_only = metadata_only;
   base.transform =
       by_object && by_object->transform ? by_object->transform : options.default_transform;
-  base.compress_objects = by_object && by_object->compress_objects ? *by_object->compress_objects
+  base.compress_objects = by_object && by_object->compress_objects ? by_object->compress_objects
                                                                    : options.compress_objects;
   base.packing = options.packing;
   base.watch = options.watch;

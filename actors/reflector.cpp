@@ -491,7 +491,7 @@ reflector_actor spawn_reflector(caf::local_actor* parent, std::shared_ptr<api_cl
     st.held = std::move(held);
     st.retry_backoff = std::make_unique<kinformer::backoff>(st.config.retry);
     st.expect = std::make_shared<const object_expectations>(expectations_of(st.config));
-    if (st.config.compress_objects)
+    if (keeps_objects_compressed(st.config))
       st.packer = std::make_shared<object_packer>(st.config.packing);
     return {
         [self](atoms::start_atom) { feed(self, start_requested{}); },

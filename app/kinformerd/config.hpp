@@ -73,7 +73,8 @@ struct cache_defaults {
   field_selector fields;
   bool metadata_only = false;
   // Informers keep their objects' text compressed (actors/messages.hpp, compress_objects).
-  bool compress_objects = false;
+  // Unset: metadata-only informers do, the others keep it as received.
+  std::optional<bool> compress_objects;
   transform_options transform;
   std::chrono::milliseconds resync_period{0}; // zero: no resync
   // Reads of a kind no informer serves fail instead of starting one.

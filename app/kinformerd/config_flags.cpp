@@ -47,7 +47,8 @@ Informers:
   --field-selector SELECTOR      field selector for every informer (status.phase=Running)
   --metadata-only                cache PartialObjectMetadata instead of full objects
   --compress-objects             keep cached objects' text compressed (less memory; each
-                                 object served is decompressed)
+                                 object served is decompressed); metadata-only informers
+                                 do unless --compress-objects=false
 
 Service:
   --listen-api HOST:PORT         read API address (127.0.0.1:8080; port 0 picks a free one;
@@ -194,15 +195,21 @@ status_result apply_flag(const flag& f, const arguments& args, service_config& c
     }
     return ok_v;
   }
-  if (name == "--insecure-skip-tls-verify" || name == "--metadata-only" ||
-      name == "--compress-objects" || name == "--leader-elect") {
+  if (name == "--compress-objects") { // =false keeps metadata-only informers' text as received
     auto on = args.switch_value();
     if (!on)
       return std::move(on).err();
-    (name == "--metadata-only"      ? config.defaults.metadata_only
-     : name == "--compress-objects" ? config.defaults.compress_objects
-     : name == "--leader-elect"     ? config.leader_election.enabled
-                                    : config.cluster.insecure_skip_tls_verify) = *on;
+    config.defaults.compress_objects = *on;
+    return ok_v;
+  }
+  if (name == "--insecure-skip-tls-verify" || name == "--metadata-only" ||
+      name == "--leader-elect") {
+    auto on = args.switch_value();
+    if (!on)
+      return std::move(on).err();
+    (name == "--metadata-only"  ? config.defaults.metadata_only
+     : name == "--leader-elect" ? config.leader_election.enabled
+                                : config.cluster.insecure_skip_tls_verify) = *on;
     return ok_v;
   }
 

@@ -47,8 +47,8 @@ const char* description =
 struct arguments {
   client_flags client;
   std::string resource, output;
-  bool metadata_only = false, drop_managed_fields = false, compress_objects = false,
-       streaming = false;
+  bool metadata_only = false, drop_managed_fields = false, streaming = false;
+  int compress_objects = 0;   // > 0: --compress-objects, < 0: --no-compress-objects, 0: neither
   unsigned watch_timeout = 0; // seconds; 0: client-go's 5 to 10 minutes
 };
 
@@ -70,9 +70,10 @@ int main(int argc, char** argv) {
   app.add_flag("--metadata-only", args.metadata_only, "store PartialObjectMetadata only");
   app.add_flag("--drop-managed-fields", args.drop_managed_fields,
                "drop metadata.managedFields before storing (and printing) each object");
-  app.add_flag("--compress-objects", args.compress_objects,
+  app.add_flag("--compress-objects,!--no-compress-objects", args.compress_objects,
                "keep each object's text compressed, with a dictionary trained on the first ones "
-               "received: less memory, and a decompression for every object printed");
+               "received: less memory, and a decompression for every object printed (default: "
+               "with --metadata-only only)");
   app.add_flag("--streaming-list", args.streaming,
                "initial state through a streaming list (KEP-3157)");
   app.add_option("--watch-timeout", args.watch_timeout,
@@ -128,7 +129,8 @@ int main(int argc, char** argv) {
   informer.metadata_only = args.metadata_only;
   if (args.drop_managed_fields)
     informer.transform = drop_managed_fields();
-  informer.compress_objects = args.compress_objects;
+  if (args.compress_objects != 0)
+    informer.compress_objects = args.compress_objects > 0;
   informer.watch.streaming_list = args.streaming;
   if (args.watch_timeout > 0)
     informer.watch.min_watch_timeout = informer.watch.max_watch_timeout =

@@ -144,8 +144,8 @@ TEST_CASE("by_object settings override the defaults, unset ones fall back") {
     by_object.compress_objects = true;
     auto plan = plan_kind(options, config_maps(), false, &by_object);
     CHECK(namespaces_of(plan) == std::vector<std::string>{"b", "c"});
-    CHECK(plan.informers[0].config.compress_objects);
-    CHECK(plan.informers[1].config.compress_objects);
+    CHECK(plan.informers[0].config.compress_objects == true);
+    CHECK(plan.informers[1].config.compress_objects == true);
     CHECK(plan.informers[0].config.labels == *by_object.labels);
     CHECK(plan.informers[0].config.fields == *by_object.fields);
     CHECK(plan.informers[0].config.transform == by_object.transform);
@@ -159,16 +159,25 @@ TEST_CASE("by_object settings override the defaults, unset ones fall back") {
     CHECK(plan.informers[0].config.fields == options.default_field_selector);
     CHECK(plan.informers[0].config.transform == options.default_transform);
     CHECK(plan.sync_period == 1s);
-    CHECK_FALSE(plan.informers[0].config.compress_objects);
+    CHECK_FALSE(plan.informers[0].config.compress_objects.has_value()); // the informer's default
+    CHECK_FALSE(keeps_objects_compressed(plan.informers[0].config));
+  }
+  SECTION("metadata-only informers keep their text compressed unless told not to") {
+    auto plan = plan_kind(options, config_maps(), true, nullptr);
+    CHECK(keeps_objects_compressed(plan.informers[0].config));
+    options.compress_objects = false;
+    CHECK_FALSE(keeps_objects_compressed(
+        plan_kind(options, config_maps(), true, nullptr).informers[0].config));
   }
   SECTION("compressed objects by default, one kind kept as received") {
     options.compress_objects = true;
     options.packing.samples = 5;
-    CHECK(plan_kind(options, config_maps(), false, nullptr).informers[0].config.compress_objects);
+    CHECK(keeps_objects_compressed(
+        plan_kind(options, config_maps(), false, nullptr).informers[0].config));
     by_object_options by_object;
     by_object.compress_objects = false;
     auto plan = plan_kind(options, config_maps(), false, &by_object);
-    CHECK_FALSE(plan.informers[0].config.compress_objects);
+    CHECK_FALSE(keeps_objects_compressed(plan.informers[0].config));
     CHECK(plan.informers[0].config.packing.samples == 5);
   }
   SECTION("an empty namespace list means all namespaces") {

@@ -510,6 +510,30 @@ TEST_CASE("metadata-only informers store PartialObjectMetadata") {
   }
 }
 
+TEST_CASE("metadata-only informers keep their objects' text compressed unless told not to") {
+  fixture f;
+  for (int i = 0; i < 6; ++i)
+    f.create("default", "cm-" + std::to_string(i));
+  for (std::optional<bool> compress : {std::optional<bool>(), std::optional<bool>(false)}) {
+    INFO((compress ? "compress_objects = false" : "compress_objects unset"));
+    auto c = f.config_maps_config();
+    c.metadata_only = true;
+    c.compress_objects = compress;
+    c.packing.samples = 2; // the first two train the dictionary, the rest are packed
+    auto inf = f.informer(c);
+    delta_recorder rec;
+    f.handler(inf, rec);
+    REQUIRE(rec.wait_for([](const delta_recorder& r) { return r.synced() == 1; }));
+    std::size_t packed = 0;
+    for (auto& d : rec.deltas_copy()) {
+      packed += d.object->packed() ? 1 : 0;
+      CHECK(d.object->kind() == "PartialObjectMetadata");
+      CHECK(d.object->meta().label("app") == "demo");
+    }
+    CHECK(packed == (compress ? 0u : 4u));
+  }
+}
+
 TEST_CASE("a transform runs on every object before it is stored") {
   fixture f;
   f.create("default", "cm-0");

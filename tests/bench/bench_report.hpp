@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace kinformer::bench {
@@ -20,7 +21,7 @@ struct bench_settings {
   std::size_t pod_bytes = 3500;
   bool metadata_only = false;
   bool drop_managed_fields = false;
-  bool compress_objects = false;
+  std::optional<bool> compress_objects; // unset: the informer's default (metadata-only do)
   bool drain_bursts = false; // time only the delivery of bursts written while watches are held
   std::uint64_t max_lag = 10'000;
   std::uint64_t latency_events = 50'000; // 0: no latency phase

@@ -71,7 +71,9 @@ const char* usage =
     "  --pod-bytes B            target JSON size of a pod (default 3500)\n"
     "  --metadata-only          the informer stores PartialObjectMetadata\n"
     "  --drop-managed-fields    the informer drops metadata.managedFields before storing\n"
-    "  --compress-objects       the informer keeps its objects' text compressed\n"
+    "  --compress-objects       the informer keeps its objects' text compressed (default:\n"
+    "                           with --metadata-only only)\n"
+    "  --no-compress-objects    the informer keeps its objects' text as received\n"
     "  --drain-bursts           write bursts of max-lag updates while the server holds the\n"
     "                           watch, then time only their delivery (informer alone)\n"
     "  --max-lag L              writes the writer may be ahead of the handler (default 10000)\n"
@@ -148,6 +150,8 @@ std::optional<std::string> parse_arguments(int argc, char** argv, bench_settings
       settings.drop_managed_fields = true;
     else if (flag == "--compress-objects")
       settings.compress_objects = true;
+    else if (flag == "--no-compress-objects")
+      settings.compress_objects = false;
     else if (flag == "--drain-bursts")
       settings.drain_bursts = true;
     else

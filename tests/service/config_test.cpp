@@ -139,7 +139,7 @@ TEST_CASE("every field of the config file is read", "[config]") {
   CHECK(c.defaults.labels.to_string() == "app=web,tier!=db");
   CHECK(c.defaults.fields.to_string() == "metadata.namespace!=kube-system");
   CHECK(c.defaults.metadata_only);
-  CHECK(c.defaults.compress_objects);
+  CHECK(c.defaults.compress_objects == true);
   CHECK(c.defaults.transform.drop_managed_fields);
   CHECK(c.defaults.transform.drop_annotations == std::vector<std::string>{"a.example/x"});
   CHECK(c.defaults.resync_period == 90s);
@@ -507,11 +507,32 @@ TEST_CASE("flags alone configure the service", "[config][flags]") {
   CHECK(c.defaults.labels.to_string() == "app=web");
   CHECK(c.defaults.fields.to_string() == "status.phase=Running");
   CHECK(c.defaults.metadata_only);
-  CHECK(c.defaults.compress_objects);
+  CHECK(c.defaults.compress_objects == true);
   CHECK(c.listen.api == "127.0.0.1:0");
   CHECK(c.listen.metrics == "[::1]:0");
   CHECK(c.level == log_level::debug);
   CHECK(c.handlers.log.empty()); // only --simulate adds a default handler
+}
+
+TEST_CASE("the compress-objects flag: absent leaves the informers' default, =false turns it off",
+          "[config][flags]") {
+  auto absent =
+      parse_flags({"--server", "https://127.0.0.1:6443", "--watch", "pods", "--metadata-only"});
+  INFO((absent ? "" : absent.err().describe()));
+  REQUIRE(absent.ok());
+  CHECK_FALSE(absent->defaults.compress_objects.has_value());
+  // Unset, a metadata-only informer keeps its text compressed (actors/messages.hpp).
+  informer_config metadata_only;
+  metadata_only.metadata_only = true;
+  metadata_only.compress_objects = to_cache_options(*absent).compress_objects;
+  CHECK(keeps_objects_compressed(metadata_only));
+
+  auto off = parse_flags({"--server", "https://127.0.0.1:6443", "--watch", "pods",
+                          "--metadata-only", "--compress-objects=false"});
+  REQUIRE(off.ok());
+  CHECK(off->defaults.compress_objects == false);
+  metadata_only.compress_objects = to_cache_options(*off).compress_objects;
+  CHECK_FALSE(keeps_objects_compressed(metadata_only));
 }
 
 TEST_CASE("flags override the config file", "[config][flags]") {
@@ -714,7 +735,7 @@ TEST_CASE("to_cache_options maps defaults and one by_object entry per informer",
   CHECK(options.default_transform != nullptr);
   CHECK(options.sync_period == 90s);
   CHECK(options.reader_fail_on_missing_informer);
-  CHECK(options.compress_objects);
+  CHECK(options.compress_objects == true);
   CHECK(options.change_window == read_api_change_window); // the read API resumes watches
   REQUIRE(options.by_object.size() == 2);
 

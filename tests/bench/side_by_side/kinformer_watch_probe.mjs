@@ -69,10 +69,10 @@ function parseArgs(argv) {
 const formFlags = {
   full: [],
   'no-managed-fields': ['--drop-managed-fields'],
-  'metadata-only': ['--metadata-only'],
-  'metadata-only-no-managed-fields': ['--metadata-only', '--drop-managed-fields'],
+  'metadata-only': ['--metadata-only', '--no-compress-objects'], // text as received
+  'metadata-only-no-managed-fields': ['--metadata-only', '--drop-managed-fields', '--no-compress-objects'],
   compressed: ['--compress-objects'],
-  'metadata-only-compressed': ['--metadata-only', '--compress-objects'],
+  'metadata-only-compressed': ['--metadata-only'], // kinformer-watch's default for metadata-only
 };
 
 let child = null;
