@@ -384,8 +384,8 @@ public:
 
 private:
   // True when the caller must post a drain, once it has let go of the mutex: posted under it,
-  // the I/O thread woke, ran the drain into the held mutex and slept again, two more context
-  // switches for every write from another thread.
+  // the I/O thread woke, ran the drain into the held mutex and slept again until the writer let
+  // go (a switch more on each side for most writes from another thread).
   bool claim_drain_locked();
   void post_drain();
 
