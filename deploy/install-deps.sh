@@ -2,6 +2,8 @@
 # Installs every build and runtime dependency of kinformer from Debian bookworm packages.
 # Idempotent: skips apt entirely when everything is already present.
 set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 
 packages=(
   build-essential g++ cmake ninja-build pkg-config git ca-certificates
@@ -15,7 +17,8 @@ packages=(
   libcli11-dev
   libssl-dev openssl
   clang-format
-  clang libclang-rt-14-dev # the fuzz targets (libFuzzer), tests/fuzz/run.sh
+  clang libclang-rt-14-dev # the sanitizer suite and the fuzz targets (tests/sanitize.sh)
+  lld                      # the linker (CMakeLists.txt)
   gnuplot-nox              # the benchmarks' and the soak's plots (tests/bench)
 )
 
@@ -31,8 +34,16 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update
   $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# kubectl, which the tests, the demo and the read API's users run: Debian's kubernetes-client is
+# 1.20, too old for what the tests ask of it, so it is built from the pinned k8s.io/kubectl release
+# with the machine's Go (tests/kube), once into a cache folder outside the tree, and linked where
+# it comes first on PATH.
+kubectl_dir=$(bash "$top/tests/kube/build.sh" kubectl)
+if [ "$(readlink /usr/local/bin/kubectl 2>/dev/null)" != "$kubectl_dir/kubectl" ]; then
+  $SUDO ln -sf "$kubectl_dir/kubectl" /usr/local/bin/kubectl
 fi

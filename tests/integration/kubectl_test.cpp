@@ -1,6 +1,6 @@
 // Real kubectl against the simulator: discovery, tables, label selectors, paging, watch, apply,
 // delete, raw paths and custom resources, with -o json compared against the storage's truth.
-// Skipped (with a warning) when kubectl is not on PATH.
+// Fails when kubectl is not on PATH (deploy/install-deps.sh installs it).
 
 #include "app/kubesim/churn.hpp"
 #include "app/kubesim/object_generator.hpp"
@@ -214,18 +214,16 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 } // namespace
 
-// Catch2 v2 has no SKIP: without kubectl a test warns visibly and passes without checking.
-#define SKIP_WITHOUT_KUBECTL()                                                                     \
+// Without kubectl a test fails and says so: it never passes without checking.
+#define REQUIRE_KUBECTL()                                                                          \
   do {                                                                                             \
-    if (!kubectl_on_path()) {                                                                      \
-      WARN("kubectl is not on PATH: this kubectl test is SKIPPED");                                \
-      return;                                                                                      \
-    }                                                                                              \
+    if (!kubectl_on_path())                                                                        \
+      FAIL("kubectl is not on PATH: deploy/install-deps.sh installs it");                          \
   } while (false)
 
 TEST_CASE_METHOD(kubectl_fixture,
                  "kubectl: get pods -A -o json matches the truth, and the table lists every pod") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   auto versions = listed_versions(kubectl_ok({"get", "pods", "-A", "-o", "json"}));
   std::map<std::string, std::string> truth;
   for (const auto& entry : store().truth(pods_resource))
@@ -241,7 +239,7 @@ TEST_CASE_METHOD(kubectl_fixture,
 
 TEST_CASE_METHOD(kubectl_fixture,
                  "kubectl: get pods -l selects by label, in the context's namespace") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   auto some = store().get(pods_resource, "default",
                           split_object_key(store().truth(pods_resource)[0].key).name);
   // truth is sorted by key: the first entry is in "default", which sorts before "ns-1"
@@ -263,7 +261,7 @@ TEST_CASE_METHOD(kubectl_fixture,
 }
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: get pods --chunk-size pages through continue tokens") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   auto r = kubectl({"get", "pods", "-A", "--chunk-size=10", "-o", "name", "-v=6"});
   INFO(r.err.substr(0, 3000));
   REQUIRE(r.exit_code == 0);
@@ -278,7 +276,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: get pods --chunk-size pages through 
 }
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: get pods -w receives churn as it happens") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   churn_options options;
   options.rate = 200;
   options.namespaces = 1; // every write in "default", the namespace kubectl watches
@@ -297,7 +295,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: get pods -w receives churn as it hap
 }
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply creates then patches, delete removes") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   const group_version_resource configmaps = config_maps_resource;
   auto manifest = [&](std::string_view color) {
     std::ofstream out(home() / "cm.yaml", std::ios::trunc);
@@ -334,7 +332,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply creates then patches, delete r
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply --server-side creates, conflicts with another "
                                   "manager's change, and --force-conflicts takes it over") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   const group_version_resource configmaps = config_maps_resource;
   {
     std::ofstream out(home() / "ssa.yaml", std::ios::trunc);
@@ -362,7 +360,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply --server-side creates, conflic
 }
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply and delete --dry-run=server change nothing") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   std::string file = (home() / "dry.yaml").string();
   std::ofstream(file) << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dry\n"
                       << "  namespace: default\ndata:\n  color: red\n";
@@ -381,7 +379,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: apply and delete --dry-run=server ch
 
 TEST_CASE_METHOD(kubectl_fixture,
                  "kubectl: delete pod waits for the pod to go, as against a real server") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   std::string key = store().truth(pods_resource)[0].key;
   std::string name(split_object_key(key).name);
   CHECK(kubectl_ok({"delete", "pod", name}).find("pod \"" + name + "\" deleted") !=
@@ -390,7 +388,7 @@ TEST_CASE_METHOD(kubectl_fixture,
 }
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: get --raw serves discovery") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   auto doc = json::parse(kubectl_ok({"get", "--raw", "/api/v1"}));
   CHECK(doc.at("kind") == "APIResourceList");
   std::set<std::string> names;
@@ -401,7 +399,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: get --raw serves discovery") {
 }
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: custom resources: get widgets and clusterwidgets") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   auto widgets = listed_versions(kubectl_ok({"get", "widgets", "-o", "json"}));
   std::set<std::string> widget_keys;
   for (const auto& [key, rv] : widgets)
@@ -418,7 +416,7 @@ TEST_CASE_METHOD(kubectl_fixture, "kubectl: custom resources: get widgets and cl
 }
 
 TEST_CASE_METHOD(kubectl_fixture, "kubectl: a wrong token is refused") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   std::ofstream(home() / "bad-config")
       << "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: "
       << json::parse(kubectl_ok({"config", "view", "-o", "json"}))

@@ -339,10 +339,8 @@ TEST_CASE("kinformerd serves /metrics, /healthz and /readyz", "[service_e2e]") {
 }
 
 TEST_CASE("kubectl reads pods through kinformerd's read API", "[service_e2e]") {
-  if (!kubectl_available()) {
-    WARN("kubectl not found at " KUBECTL_PATH ": skipped");
-    return;
-  }
+  if (!kubectl_available())
+    FAIL("kubectl not found at " KUBECTL_PATH ": deploy/install-deps.sh installs it");
   temp_dir dir;
   auto secret = dir.write("secret", "e2e-secret");
   kinformerd daemon({"--config", dir.write("kinformerd.yaml", config_yaml(secret))});
@@ -381,10 +379,8 @@ TEST_CASE("kubectl reads pods through kinformerd's read API", "[service_e2e]") {
 TEST_CASE("kubectl reads through kinformerd's read API over TLS with a token, and /metrics "
           "counts it",
           "[service_e2e]") {
-  if (!kubectl_available()) {
-    WARN("kubectl not found at " KUBECTL_PATH ": skipped");
-    return;
-  }
+  if (!kubectl_available())
+    FAIL("kubectl not found at " KUBECTL_PATH ": deploy/install-deps.sh installs it");
   temp_dir dir;
   auto tls = kinformer::sim::make_self_signed_tls();
   REQUIRE(tls.ok());

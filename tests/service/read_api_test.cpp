@@ -1,5 +1,5 @@
 // The read API end to end: simulator -> api_client -> cache -> read API -> HTTP server, read with
-// real kubectl (skipped with a warning when kubectl is not on PATH) and with raw HTTP for paging,
+// real kubectl (failing when kubectl is not on PATH) and with raw HTTP for paging,
 // watches and the error cases.
 
 #include "actors/actor_system_setup.hpp"
@@ -63,11 +63,12 @@ bool kubectl_on_path() {
   return false;
 }
 
-#define SKIP_WITHOUT_KUBECTL()                                                                     \
-  if (!kubectl_on_path()) {                                                                        \
-    WARN("kubectl not on PATH: skipped");                                                          \
-    return;                                                                                        \
-  }
+// Without kubectl a test fails and says so: it never passes without checking.
+#define REQUIRE_KUBECTL()                                                                          \
+  do {                                                                                             \
+    if (!kubectl_on_path())                                                                        \
+      FAIL("kubectl is not on PATH: deploy/install-deps.sh installs it");                          \
+  } while (false)
 
 using kinformer::testing::command_result; // tests/support/command_run.hpp
 
@@ -366,7 +367,7 @@ private:
 
 TEST_CASE_METHOD(read_api_fixture,
                  "read_api: kubectl lists pods in all namespaces, one, by label") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   CHECK(item_keys(kubectl_ok({"get", "pods", "-A", "-o", "json"})) == truth(sim::pods_resource));
   CHECK(item_keys(kubectl_ok({"get", "pods", "-n", "ns-1", "-o", "json"})) ==
         truth(sim::pods_resource, "ns-1"));
@@ -389,7 +390,7 @@ TEST_CASE_METHOD(read_api_fixture,
 }
 
 TEST_CASE_METHOD(read_api_fixture, "read_api: kubectl gets deployments.apps, one pod, a miss") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   CHECK(item_keys(kubectl_ok({"get", "deployments.apps", "-n", "default", "-o", "json"})) ==
         truth(sim::deployments_resource, "default"));
   auto key = *truth(sim::pods_resource, "ns-1").begin();
@@ -408,7 +409,7 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: kubectl gets deployments.apps, one
 }
 
 TEST_CASE_METHOD(read_api_fixture, "read_api: kubectl get -w prints changes made while watching") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   sim::churn_options options;
   options.rate = 100;
   options.label_weight = 0;
@@ -1224,7 +1225,7 @@ TEST_CASE_METHOD(read_api_fixture,
 
 TEST_CASE_METHOD(read_api_fixture,
                  "read_api: kubectl prints the server's Table, even metadata-only") {
-  SKIP_WITHOUT_KUBECTL();
+  REQUIRE_KUBECTL();
   auto pods = kubectl_ok({"get", "pods", "-n", "ns-1"});
   INFO(pods);
   CHECK(pods.starts_with("NAME"));

@@ -239,8 +239,11 @@ const haveKubectl = await new Promise((resolve) => {
   probe.on('error', () => resolve(false));
   probe.on('exit', (code) => resolve(code === 0));
 });
-if (haveKubectl) kubectlWatch('kubectl get -w -l track=canary', 'track=canary');
-else log('kubectl not on PATH: its watch is skipped');
+if (!haveKubectl) {
+  log('kubectl is not on PATH: deploy/install-deps.sh installs it');
+  process.exit(1);
+}
+kubectlWatch('kubectl get -w -l track=canary', 'track=canary');
 log(`clients started: ${Object.keys(caches).join(', ')}`);
 
 // ---- churn with faults -----------------------------------------------------------------------
