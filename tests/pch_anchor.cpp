@@ -1,0 +1,1 @@
+// Anchors the precompiled header every test program shares (tests/CMakeLists.txt).
