@@ -14,6 +14,15 @@
 #include <string_view>
 #include <vector>
 
+// Under ThreadSanitizer (g++ says so with __SANITIZE_THREAD__, clang with __has_feature).
+#if defined(__SANITIZE_THREAD__)
+#define KINFORMER_COW_SHARDS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KINFORMER_COW_SHARDS_TSAN 1
+#endif
+#endif
+
 namespace kinformer {
 
 // Makes `p` the only owner of its value, copying the value when someone else shares it.
@@ -29,7 +38,7 @@ T& ensure_exclusive(std::shared_ptr<T>& p) {
   if (p.use_count() > 1)
     p = std::make_shared<T>(*p);
   else
-#if defined(__SANITIZE_THREAD__)
+#if defined(KINFORMER_COW_SHARDS_TSAN)
     // ThreadSanitizer does not model fences. A copy and release of `p` is an acq_rel
     // read-modify-write of the same count the readers released, which it does see.
     std::shared_ptr<T>(p).reset();

@@ -4,6 +4,8 @@
 
 #include "app/common/allocator_tuning.hpp"
 
+#include "tests/support/sanitizers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <malloc.h>
@@ -17,7 +19,7 @@
 
 using namespace kinformer;
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(KINFORMER_SANITIZED_ALLOCATOR)
 // The sanitizers bring their own allocators, which mallopt does not reach.
 
 namespace {

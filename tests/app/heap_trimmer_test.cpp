@@ -2,6 +2,8 @@
 
 #include "app/common/heap_trimmer.hpp"
 
+#include "tests/support/sanitizers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -30,7 +32,7 @@ TEST_CASE("heap trimmer: trims when the unused resident memory has grown past th
   CHECK(worth_trimming({1074 * MiB, 1024 * MiB}, 30 * MiB, slack));
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(KINFORMER_SANITIZED_ALLOCATOR)
 // The sanitizers bring their own allocators, which glibc's malloc_trim knows nothing of.
 TEST_CASE("heap trimmer: a trim returns the pages of chunks freed between live ones") {
   // 96 MiB in 16 KiB chunks, written so that they are resident; then every other one freed.

@@ -9,6 +9,8 @@
 #include "app/kinformerd/read_api.hpp"
 #include "app/kinformerd/webhook_handler.hpp"
 
+#include "tests/support/sanitizers.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -525,7 +527,7 @@ TEST_CASE("heap metrics say how much of the resident memory is live heap") {
   CHECK(s.types.at("kinformer_heap_in_use_bytes") == "gauge");
   CHECK(s.types.at("kinformer_heap_trims_total") == "counter");
   CHECK(s.at("kinformer_heap_trims_total") == static_cast<double>(heap_trims_total()));
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(KINFORMER_SANITIZED_ALLOCATOR)
   // (The sanitizers' allocators are not glibc's: mallinfo2 does not see them.)
   // 32 MiB allocated and written between two scrapes shows in the live heap.
   constexpr std::size_t chunk = 4096, count = 8192;
