@@ -100,7 +100,9 @@ result<remote_subscription> subscribe_remote(caf::actor_system& system, const st
   caf::scoped_actor self{system};
   std::optional<error> failure;
   subscription_id id = 0;
-  self->request(*gateway, std::chrono::seconds(30), atoms::remote_subscribe_atom::value,
+  // The gateway answers once the cache has registered the subscription, which can wait behind the
+  // replay of a big store: 30 s was not enough under TSan on 2 cores (kinformerd_e2e_test).
+  self->request(*gateway, std::chrono::seconds(120), atoms::remote_subscribe_atom::value,
                 std::move(request), caf::actor_cast<caf::actor>(handler))
       .receive([&](subscription_id granted) { id = granted; },
                [&](caf::error& err) { failure = from_caf_error(err); });

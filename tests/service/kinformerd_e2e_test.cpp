@@ -430,8 +430,8 @@ TEST_CASE("kubectl reads through kinformerd's read API over TLS with a token, an
 // The keys a kinformer-subscribe child printed as ADDED before its SYNCED line.
 std::set<std::string> added_until_synced(child_process& subscriber) {
   std::set<std::string> added;
-  // A bound, not a timing: under TSan on 2 busy cores the subscriber's lines took over 20 s.
-  auto deadline = steady::now() + 60s;
+  // A bound, not a timing: under TSan on 2 busy cores the subscriber's lines took over 60 s.
+  auto deadline = steady::now() + 180s;
   for (;;) {
     auto now = steady::now();
     auto line = subscriber.next_line(deadline > now ? deadline - now : 0s);
