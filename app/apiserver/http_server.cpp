@@ -10,6 +10,7 @@
 #include "app/apiserver/http_server.hpp"
 
 #include "app/apiserver/api_status.hpp"
+#include "protocol/stream/byte_stream.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -24,7 +25,6 @@
 #include <mutex>
 #include <pthread.h>
 #include <thread>
-#include <variant>
 
 namespace kinformer::apiserver {
 
@@ -458,7 +458,7 @@ public:
   session(std::shared_ptr<http_server::impl> server, tcp::socket socket,
           std::shared_ptr<net::ssl::context> tls)
       : server_(std::move(server)), tls_(std::move(tls)),
-        conn_(make_connection(tls_.get(), std::move(socket))), latency_timer_(strand()) {
+        stream_(beast::tcp_stream(std::move(socket))), latency_timer_(strand()) {
     ++server_->live_sessions;
   }
 
@@ -509,27 +509,12 @@ private:
   stream_end reason_for(beast::error_code ec) const;
   void close_connection();
 
-  // The connection: plain TCP, or TLS over it. Timeouts are set on the TCP layer.
-  using tls_stream = beast::ssl_stream<beast::tcp_stream>;
-  using connection = std::variant<beast::tcp_stream, tls_stream>;
-  static connection make_connection(net::ssl::context* tls, tcp::socket socket) {
-    if (tls)
-      return connection(std::in_place_type<tls_stream>, std::move(socket), *tls);
-    return connection(std::in_place_type<beast::tcp_stream>, std::move(socket));
-  }
-  beast::tcp_stream& tcp() {
-    return std::visit([](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); },
-                      conn_);
-  }
-  // Runs `op` with the stream to read and write: the TCP stream, or the TLS one over it.
-  template <class Op>
-  void with_stream(Op&& op) {
-    std::visit(std::forward<Op>(op), conn_);
-  }
+  // Timeouts are set on the TCP layer.
+  beast::tcp_stream& tcp() { return stream_.tcp(); }
 
   std::shared_ptr<http_server::impl> server_;
-  std::shared_ptr<net::ssl::context> tls_; // outlives conn_, whose SSL object was made from it
-  connection conn_;
+  std::shared_ptr<net::ssl::context> tls_; // outlives stream_, whose SSL object is made from it
+  byte_stream stream_;                     // plain until a TLS client's first bytes arrive
   net::steady_timer latency_timer_;
   bool client_certificate_ = false; // TLS: the client CA signed the client's certificate
   beast::flat_buffer buffer_;
@@ -696,15 +681,14 @@ void stream_state::post_drain() {
 } // namespace
 
 void session::start() {
-  auto* tls = std::get_if<tls_stream>(&conn_);
-  if (!tls) {
+  if (!tls_) {
     read_request();
     return;
   }
   tcp().expires_after(server_->options.idle_timeout);
   // The first bytes tell a TLS client from one speaking plain HTTP, which gets Go's answer (as
   // from the API server) and fails at once instead of retrying a closed connection.
-  beast::async_detect_ssl(tcp(), buffer_,
+  beast::async_detect_ssl(stream_, buffer_,
                           [self = shared_from_this()](beast::error_code ec, bool is_tls) {
                             if (ec) {
                               self->close_connection();
@@ -722,12 +706,13 @@ void session::refuse_plain_http() {
   static constexpr std::string_view answer =
       "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
   net::async_write(
-      tcp(), net::buffer(answer.data(), answer.size()),
+      stream_, net::buffer(answer.data(), answer.size()),
       [self = shared_from_this()](beast::error_code, std::size_t) { self->close_connection(); });
 }
 
 void session::handshake() {
-  auto& tls = std::get<tls_stream>(conn_);
+  stream_.start_tls(*tls_);
+  auto& tls = *stream_.tls();
   // The bytes detect_ssl read are the start of the handshake. (The default argument satisfies
   // Boost 1.81's check of this overload's handler, written for the one-argument signature.)
   tls.async_handshake(net::ssl::stream_base::server, buffer_.cdata(),
@@ -740,8 +725,8 @@ void session::handshake() {
                         // Verified in the handshake against the client CA: its presence is
                         // the proof.
                         self->client_certificate_ =
-                            SSL_get0_peer_certificate(
-                                std::get<tls_stream>(self->conn_).native_handle()) != nullptr;
+                            SSL_get0_peer_certificate(self->stream_.tls()->native_handle()) !=
+                            nullptr;
                         self->read_request();
                       });
 }
@@ -751,11 +736,9 @@ void session::read_request() {
   parser_->body_limit(server_->options.max_request_body);
   parser_->header_limit(64 * 1024);
   tcp().expires_after(server_->options.idle_timeout);
-  with_stream([&](auto& s) {
-    http::async_read(
-        s, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
-  });
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
 }
 
 void session::on_request(beast::error_code ec) {
@@ -880,35 +863,30 @@ void session::send(http_response response) {
 
 void session::write_response(bool keep_alive) {
   tcp().expires_after(server_->options.idle_timeout);
-  with_stream([&](auto& s) {
-    http::async_write(s, *response_,
-                      [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
-                        self->server_->bytes_written += n;
-                        self->response_.reset();
-                        self->after_response(ec, keep_alive);
-                      });
-  });
+  http::async_write(stream_, *response_,
+                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
+                      self->server_->bytes_written += n;
+                      self->response_.reset();
+                      self->after_response(ec, keep_alive);
+                    });
 }
 
 void session::write_pieces(bool keep_alive) {
   tcp().expires_after(server_->options.idle_timeout);
   // The header (its Content-Length counts the pieces), then the pieces in one gathered write.
-  with_stream([&](auto& s) {
-    http::async_write(
-        s, *pieces_header_,
-        [self = shared_from_this(), keep_alive, &s](beast::error_code ec, std::size_t n) {
-          self->server_->bytes_written += n;
-          if (ec) {
-            self->after_response(ec, keep_alive);
-            return;
-          }
-          net::async_write(s, self->pieces_,
-                           [self, keep_alive](beast::error_code ec, std::size_t n) {
-                             self->server_->bytes_written += n;
-                             self->after_response(ec, keep_alive);
-                           });
-        });
-  });
+  http::async_write(stream_, *pieces_header_,
+                    [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t n) {
+                      self->server_->bytes_written += n;
+                      if (ec) {
+                        self->after_response(ec, keep_alive);
+                        return;
+                      }
+                      net::async_write(self->stream_, self->pieces_,
+                                       [self, keep_alive](beast::error_code ec, std::size_t n) {
+                                         self->server_->bytes_written += n;
+                                         self->after_response(ec, keep_alive);
+                                       });
+                    });
 }
 
 void session::after_response(beast::error_code ec, bool keep_alive) {
@@ -951,26 +929,24 @@ void session::begin_stream(std::shared_ptr<stream_state> body, int status, std::
   out_ = std::move(head);
   writing_ = true;
   tcp().expires_after(server_->options.stream_write_timeout);
-  with_stream([&](auto& s) {
-    net::async_write(s, net::buffer(out_),
-                     [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                       self->writing_ = false;
-                       self->server_->bytes_written += n;
-                       if (ec) {
-                         self->end_stream(self->reason_for(ec));
-                         self->close_connection();
-                         return;
-                       }
-                       // Between writes nothing times out: the disconnect probe waits freely.
-                       self->tcp().expires_never();
-                       if (self->ending_for_stop_) {
-                         self->write_last_chunk();
-                         return;
-                       }
-                       self->watch_for_disconnect();
-                       self->drain();
-                     });
-  });
+  net::async_write(stream_, net::buffer(out_),
+                   [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                     self->writing_ = false;
+                     self->server_->bytes_written += n;
+                     if (ec) {
+                       self->end_stream(self->reason_for(ec));
+                       self->close_connection();
+                       return;
+                     }
+                     // Between writes nothing times out: the disconnect probe waits freely.
+                     self->tcp().expires_never();
+                     if (self->ending_for_stop_) {
+                       self->write_last_chunk();
+                       return;
+                     }
+                     self->watch_for_disconnect();
+                     self->drain();
+                   });
 }
 
 void session::drain() {
@@ -988,30 +964,28 @@ void session::drain() {
   tcp().expires_after(last ? std::min<std::chrono::milliseconds>(
                                  std::chrono::seconds(2), server_->options.stream_write_timeout)
                            : server_->options.stream_write_timeout);
-  with_stream([&](auto& s) {
-    net::async_write(s, out_buffers_,
-                     [self = shared_from_this(), last](beast::error_code ec, std::size_t n) {
-                       self->writing_ = false;
-                       self->server_->bytes_written += n;
-                       self->out_stream_ = {};
-                       self->out_buffers_.clear();
-                       if (!ec)
-                         self->tcp().expires_never();
-                       if (!ec && self->probe_failed_) { // the client went away meanwhile
-                         self->end_stream(stream_end::client_gone);
-                         self->close_connection();
-                       } else if (ec) {
-                         self->end_stream(self->reason_for(ec));
-                         self->close_connection();
-                       } else if (last) {
-                         self->close_connection();
-                       } else if (self->ending_for_stop_) {
-                         self->write_last_chunk();
-                       } else {
-                         self->drain();
-                       }
-                     });
-  });
+  net::async_write(stream_, out_buffers_,
+                   [self = shared_from_this(), last](beast::error_code ec, std::size_t n) {
+                     self->writing_ = false;
+                     self->server_->bytes_written += n;
+                     self->out_stream_ = {};
+                     self->out_buffers_.clear();
+                     if (!ec)
+                       self->tcp().expires_never();
+                     if (!ec && self->probe_failed_) { // the client went away meanwhile
+                       self->end_stream(stream_end::client_gone);
+                       self->close_connection();
+                     } else if (ec) {
+                       self->end_stream(self->reason_for(ec));
+                       self->close_connection();
+                     } else if (last) {
+                       self->close_connection();
+                     } else if (self->ending_for_stop_) {
+                       self->write_last_chunk();
+                     } else {
+                       self->drain();
+                     }
+                   });
 }
 
 void session::close_stream_after(std::chrono::milliseconds duration) {
@@ -1045,25 +1019,23 @@ void session::disconnect() {
 
 void session::watch_for_disconnect() {
   // Anything the client sends while we stream is ignored; its end of the connection is not.
-  with_stream([&](auto& s) {
-    s.async_read_some(net::buffer(probe_),
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        if (self->closed_)
-                          return;
-                        if (!ec) {
-                          self->watch_for_disconnect();
-                          return;
-                        }
-                        // A write in flight fails too (or times out) and says why; should it
-                        // succeed, its completion ends the stream.
-                        if (self->writing_) {
-                          self->probe_failed_ = true;
-                          return;
-                        }
-                        self->end_stream(stream_end::client_gone);
-                        self->close_connection();
-                      });
-  });
+  stream_.async_read_some(net::buffer(probe_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (self->closed_)
+                              return;
+                            if (!ec) {
+                              self->watch_for_disconnect();
+                              return;
+                            }
+                            // A write in flight fails too (or times out) and says why; should it
+                            // succeed, its completion ends the stream.
+                            if (self->writing_) {
+                              self->probe_failed_ = true;
+                              return;
+                            }
+                            self->end_stream(stream_end::client_gone);
+                            self->close_connection();
+                          });
 }
 
 void session::shutdown() {
@@ -1087,13 +1059,11 @@ void session::write_last_chunk() {
   out_ = std::string(last_chunk);
   writing_ = true;
   tcp().expires_after(std::chrono::seconds(1));
-  with_stream([&](auto& s) {
-    net::async_write(s, net::buffer(out_),
-                     [self = shared_from_this()](beast::error_code, std::size_t) {
-                       self->writing_ = false;
-                       self->close_connection();
-                     });
-  });
+  net::async_write(stream_, net::buffer(out_),
+                   [self = shared_from_this()](beast::error_code, std::size_t) {
+                     self->writing_ = false;
+                     self->close_connection();
+                   });
 }
 
 stream_end session::reason_for(beast::error_code ec) const {

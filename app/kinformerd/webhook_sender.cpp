@@ -1,6 +1,7 @@
 #include "app/kinformerd/webhook_sender.hpp"
 
 #include "protocol/http/tls_client.hpp"
+#include "protocol/stream/byte_stream.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -13,7 +14,6 @@
 #include <charconv>
 #include <optional>
 #include <thread>
-#include <type_traits>
 
 namespace kinformer {
 
@@ -75,68 +75,63 @@ result<webhook_endpoint> parse_webhook_url(std::string_view url) {
 namespace {
 
 // One POST: resolve, connect, (TLS handshake,) write, read; every step under the one deadline.
-// Stream is beast::tcp_stream, or beast::ssl_stream over one for https://.
-template <class Stream>
-class post_session : public std::enable_shared_from_this<post_session<Stream>> {
-  static constexpr bool tls = !std::is_same_v<Stream, beast::tcp_stream>;
-
+class post_session : public std::enable_shared_from_this<post_session> {
 public:
-  post_session(Stream stream, const webhook_endpoint& endpoint, bool verify,
-               std::chrono::milliseconds timeout, http::request<http::string_body> request,
-               webhook_sender::completion done)
-      : stream_(std::move(stream)), resolver_(stream_.get_executor()), endpoint_(endpoint),
+  // TLS when `tls` is given (https://).
+  post_session(net::io_context& io, ssl::context* tls, const webhook_endpoint& endpoint,
+               bool verify, std::chrono::milliseconds timeout,
+               http::request<http::string_body> request, webhook_sender::completion done)
+      : tls_(tls), stream_(beast::tcp_stream(io)), resolver_(io), endpoint_(endpoint),
         verify_(verify), timeout_(timeout), request_(std::move(request)), done_(std::move(done)) {}
 
   void run() {
     tcp().expires_after(timeout_);
-    resolver_.async_resolve(endpoint_.host, endpoint_.port,
-                            [self = this->shared_from_this()](beast::error_code ec,
-                                                              tcp::resolver::results_type results) {
-                              self->on_resolve(ec, std::move(results));
-                            });
+    resolver_.async_resolve(
+        endpoint_.host, endpoint_.port,
+        [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
+          self->on_resolve(ec, std::move(results));
+        });
   }
 
 private:
-  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+  beast::tcp_stream& tcp() { return stream_.tcp(); }
 
   void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
     if (ec)
       return fail(ec, "resolve");
-    tcp().async_connect(
-        results, [self = this->shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
-          if (ec)
-            return self->fail(ec, "connect");
-          self->secure();
-        });
+    tcp().async_connect(results,
+                        [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
+                          if (ec)
+                            return self->fail(ec, "connect");
+                          self->secure();
+                        });
   }
 
   void secure() {
-    if constexpr (tls) {
-      prepare_tls_connection(stream_.native_handle(), endpoint_.host, verify_);
-      stream_.async_handshake(
-          ssl::stream_base::client, [self = this->shared_from_this()](beast::error_code ec) {
-            if (ec)
-              return self->finish(
-                  {0, "handshake: " + describe_tls_failure(self->stream_.native_handle(), ec)});
-            self->send();
-          });
-    } else {
-      send();
-    }
+    if (!tls_)
+      return send();
+    stream_.start_tls(*tls_);
+    prepare_tls_connection(stream_.tls()->native_handle(), endpoint_.host, verify_);
+    stream_.tls()->async_handshake(ssl::stream_base::client, [self = shared_from_this()](
+                                                                 beast::error_code ec) {
+      if (ec)
+        return self->finish(
+            {0, "handshake: " + describe_tls_failure(self->stream_.tls()->native_handle(), ec)});
+      self->send();
+    });
   }
 
   void send() {
-    http::async_write(stream_, request_,
-                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                        self->on_write(ec);
-                      });
+    http::async_write(
+        stream_, request_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
   }
 
   void on_write(beast::error_code ec) {
     if (ec)
       return fail(ec, "write");
     http::async_read(stream_, buffer_, response_,
-                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec)
                          return self->fail(ec, "read");
                        // Connection: close was asked for; no TLS close_notify round trip.
@@ -155,7 +150,8 @@ private:
       std::exchange(done_, nullptr)(std::move(outcome));
   }
 
-  Stream stream_;
+  ssl::context* tls_; // the sender's, which outlives its sessions
+  byte_stream stream_;
   tcp::resolver resolver_;
   webhook_endpoint endpoint_;
   bool verify_;
@@ -224,18 +220,10 @@ void webhook_sender::post(std::string body, completion done) {
     request.set(name, value);
   request.body() = std::move(body);
   request.prepare_payload();
-  if (impl_->tls) {
-    using tls_stream = beast::ssl_stream<beast::tcp_stream>;
-    auto session = std::make_shared<post_session<tls_stream>>(
-        tls_stream(impl_->io, *impl_->tls), impl_->endpoint, impl_->verify, impl_->timeout,
-        std::move(request), std::move(done));
-    net::post(impl_->io, [session] { session->run(); });
-  } else {
-    auto session = std::make_shared<post_session<beast::tcp_stream>>(
-        beast::tcp_stream(impl_->io), impl_->endpoint, false, impl_->timeout, std::move(request),
-        std::move(done));
-    net::post(impl_->io, [session] { session->run(); });
-  }
+  auto session = std::make_shared<post_session>(impl_->io, impl_->tls ? &*impl_->tls : nullptr,
+                                                impl_->endpoint, impl_->verify, impl_->timeout,
+                                                std::move(request), std::move(done));
+  net::post(impl_->io, [session] { session->run(); });
 }
 
 } // namespace kinformer

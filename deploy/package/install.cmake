@@ -4,7 +4,7 @@
 
 # Each library target and the name it has in the package: kinformer_core -> kinformer::core.
 set(kinformer_library_parts
-  headers core watch_logic discovery client
+  headers core watch_logic discovery stream client
   histogram store controller_queue actors remote controller cli)
 foreach(part IN LISTS kinformer_library_parts)
   set_target_properties(kinformer_${part} PROPERTIES EXPORT_NAME ${part})
@@ -47,7 +47,7 @@ install(FILES ${CMAKE_CURRENT_LIST_DIR}/caf_targets.cmake
 # pkg-config: the static libraries in link order, each before the ones it uses.
 set(KINFORMER_PC_LIBS "")
 foreach(part cli controller remote actors controller_queue store histogram discovery client
-             watch_logic core)
+             stream watch_logic core)
   string(APPEND KINFORMER_PC_LIBS " -lkinformer_${part}")
 endforeach()
 string(STRIP "${KINFORMER_PC_LIBS}" KINFORMER_PC_LIBS)

@@ -14,6 +14,7 @@
 #include "protocol/list_decoder.hpp"
 #include "protocol/prefault.hpp"
 #include "protocol/retry_after.hpp"
+#include "protocol/stream/byte_stream.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -197,18 +198,16 @@ private:
 // One TCP connection, plain or TLS. Exposes just the operations requests need.
 class connection {
 public:
-  connection(asio::io_context& ioc, ssl::context* tls_context) {
-    if (tls_context)
-      tls_.emplace(ioc, *tls_context);
-    else
-      plain_.emplace(ioc);
-  }
+  // TLS (over the proxy's tunnel, if any) when `tls_context` is given.
+  connection(asio::io_context& ioc, ssl::context* tls_context)
+      : tls_context_(tls_context), stream_(beast::tcp_stream(ioc)) {}
 
-  beast::tcp_stream& tcp() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
+  beast::tcp_stream& tcp() { return stream_.tcp(); }
 
   // Human-readable TLS failure, with the certificate verification result when there is one.
   std::string describe_tls_failure(const error_code& ec) {
-    return kinformer::describe_tls_failure(tls_ ? tls_->native_handle() : nullptr, ec);
+    auto* tls = stream_.tls();
+    return kinformer::describe_tls_failure(tls ? tls->native_handle() : nullptr, ec);
   }
 
   // Connects to `endpoints`: the server's, or the proxy's when `tunnel_to` names the server
@@ -226,11 +225,13 @@ public:
       if (auto tunnel_ec = co_await open_tunnel(tunnel_to, proxy_authorization); tunnel_ec)
         co_return tunnel_ec;
     }
-    if (!tls_)
+    if (!tls_context_)
       co_return error_code{};
-    prepare_tls_connection(tls_->native_handle(), verify_name, verify);
+    stream_.start_tls(*tls_context_);
+    auto& tls = *stream_.tls();
+    prepare_tls_connection(tls.native_handle(), verify_name, verify);
     tcp().expires_at(deadline);
-    auto [hs_ec] = co_await tls_->async_handshake(ssl::stream_base::client, nothrow);
+    auto [hs_ec] = co_await tls.async_handshake(ssl::stream_base::client, nothrow);
     co_return hs_ec;
   }
 
@@ -240,16 +241,14 @@ public:
   awaitable<error_code> write(bhttp::request<bhttp::string_body>& request,
                               clock_type::time_point deadline) {
     tcp().expires_at(deadline);
-    auto [ec, n] = tls_ ? co_await bhttp::async_write(*tls_, request, nothrow)
-                        : co_await bhttp::async_write(*plain_, request, nothrow);
+    auto [ec, n] = co_await bhttp::async_write(stream_, request, nothrow);
     co_return ec;
   }
 
   awaitable<error_code> read_header(bhttp::response_parser<bhttp::buffer_body>& parser,
                                     clock_type::time_point deadline) {
     tcp().expires_at(deadline);
-    auto [ec, n] = tls_ ? co_await bhttp::async_read_header(*tls_, buffer_, parser, nothrow)
-                        : co_await bhttp::async_read_header(*plain_, buffer_, parser, nothrow);
+    auto [ec, n] = co_await bhttp::async_read_header(stream_, buffer_, parser, nothrow);
     co_return ec;
   }
 
@@ -265,8 +264,7 @@ public:
       tcp().expires_at(*deadline);
     else
       tcp().expires_never();
-    auto [ec, n] = tls_ ? co_await bhttp::async_read_some(*tls_, buffer_, parser, nothrow)
-                        : co_await bhttp::async_read_some(*plain_, buffer_, parser, nothrow);
+    auto [ec, n] = co_await bhttp::async_read_some(stream_, buffer_, parser, nothrow);
     if (ec == bhttp::error::need_buffer)
       ec = {};
     co_return std::pair{ec, size - body.size};
@@ -297,9 +295,7 @@ public:
           continue; // a chunk header without data yet: parse on
       }
       tcp().expires_never();
-      auto [ec, n] =
-          tls_ ? co_await tls_->async_read_some(buffer_.prepare(stream_read_bytes), nothrow)
-               : co_await plain_->async_read_some(buffer_.prepare(stream_read_bytes), nothrow);
+      auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(stream_read_bytes), nothrow);
       buffer_.commit(n);
       if (ec == asio::error::eof) {
         // A body delimited by the connection's end completes here; a chunked one is cut short.
@@ -324,13 +320,13 @@ private:
     request.set(bhttp::field::host, target);
     if (!authorization.empty())
       request.set(bhttp::field::proxy_authorization, authorization);
-    auto [wec, written] = co_await bhttp::async_write(tcp(), request, nothrow);
+    auto [wec, written] = co_await bhttp::async_write(stream_, request, nothrow);
     if (wec)
       co_return wec;
     beast::flat_buffer buffer;
     bhttp::response_parser<bhttp::empty_body> parser;
     parser.skip(true); // a CONNECT answer has no body: the tunnel follows the header
-    auto [rec, read] = co_await bhttp::async_read_header(tcp(), buffer, parser, nothrow);
+    auto [rec, read] = co_await bhttp::async_read_header(stream_, buffer, parser, nothrow);
     if (rec)
       co_return rec;
     if (parser.get().result_int() != 200) {
@@ -341,8 +337,8 @@ private:
     co_return error_code{};
   }
 
-  std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
-  std::optional<beast::tcp_stream> plain_;
+  ssl::context* tls_context_; // null: plain HTTP
+  byte_stream stream_;
   std::string proxy_refusal_;
   beast::flat_buffer buffer_;
 };
