@@ -89,7 +89,7 @@ status too_large_resource_version(std::uint64_t requested, std::uint64_t current
   status s = make_failure(504, "Timeout",
                           "Too large resource version: " + std::to_string(requested) +
                               ", current: " + std::to_string(current));
-  s.cause_types.push_back("ResourceVersionTooLarge");
+  s.cause_types.emplace_back("ResourceVersionTooLarge");
   s.retry_after_seconds = 1;
   return s;
 }

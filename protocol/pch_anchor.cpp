@@ -1,0 +1,1 @@
+// Anchors the precompiled headers the product's libraries share (CMakeLists.txt at the top).
