@@ -9,6 +9,7 @@
 // learn that churn has finished: polling GET /sim/churn.
 
 #include "app/kubesim/self_signed_cert.hpp"
+#include "protocol/backoff.hpp"
 #include "tests/protocol/support/connect_proxy.hpp"
 #include "tests/protocol/support/temp_dir.hpp"
 #include "tests/support/child_process.hpp"
@@ -412,9 +413,10 @@ std::map<std::string, std::string> with_label(kubesim& sim, const char* name,
   return out;
 }
 
-// Waits for the fold to match `truth`; fails with the differences otherwise.
-void require_converges(watcher& watch, const std::map<std::string, std::string>& truth) {
-  bool converged = watch.wait_converged(truth);
+// Waits up to `timeout` for the fold to match `truth`; fails with the differences otherwise.
+void require_converges(watcher& watch, const std::map<std::string, std::string>& truth,
+                       steady::duration timeout = 30s) {
+  bool converged = watch.wait_converged(truth, timeout);
   INFO("phase: " << watch.fold.phase << "\n"
                  << difference(watch.fold.objects, truth) << "\nproblems:\n"
                  << watch.fold.describe_problems()
@@ -497,16 +499,19 @@ TEST_CASE("kinformer-watch syncs 300 pods and follows churn through watch faults
          churn();
        }},
   };
+  // A relist waits its backoff delay, which grows with each failure less than 2 minutes after
+  // the previous one (client-go's): by the later phases it can be drawn from [cap, 2 cap).
+  const auto relist_bound = 2 * kinformer::backoff_config{}.cap + 15s;
   // Returns once kinformer-watch's watch is open and a write has reached the output through it
   // rather than through a relist, so that the next fault meets an established watch and no
   // relist still pending (a relist after a 410 waits its backoff delay) from the previous one.
   auto settle = [&] {
-    auto deadline = steady::now() + 30s;
+    auto deadline = steady::now() + relist_bound;
     for (;;) {
       auto unknown_before = watch.fold.final_state_unknown_deletes;
       sim.start_churn(1);
       sim.wait_churn_done();
-      require_converges(watch, sim.truth());
+      require_converges(watch, sim.truth(), relist_bound);
       if (sim.open_watches() == 1 && watch.fold.final_state_unknown_deletes == unknown_before)
         return;
       REQUIRE(steady::now() < deadline);
@@ -521,7 +526,7 @@ TEST_CASE("kinformer-watch syncs 300 pods and follows churn through watch faults
     auto unknown_before = watch.fold.final_state_unknown_deletes;
     p.inject();
     sim.wait_churn_done();
-    require_converges(watch, sim.truth());
+    require_converges(watch, sim.truth(), relist_bound);
     // A relist shows as deletes of unknown final state (the ones it missed); watch events never
     // do. Objects a relist finds unchanged are not printed at all: no handler without a resync
     // period sees them (client-go's sync updates), so no update that changes nothing appears.
