@@ -16,6 +16,7 @@ packages=(
   libzstd-dev # objects kept compressed (protocol/text_dictionary.cpp)
   libcli11-dev
   libssl-dev openssl
+  curl # the real control plane's readiness probes and etcd compaction (tests/kube/controlplane.sh)
   clang-format
   clang libclang-rt-14-dev # the sanitizer suite and the fuzz targets (tests/sanitize.sh)
   lld                      # the linker (CMakeLists.txt)
