@@ -293,6 +293,7 @@ public:
     std::lock_guard lock(mutex_);
     return bytes_;
   }
+  std::size_t buffer_limit() const override { return server_->options.stream_buffer_limit; }
 
   // What the session writes next (on the strand): `head`, then `pieces`, then `tail`, gathered.
   struct next_write {

@@ -100,6 +100,9 @@ public:
   virtual void on_end(std::function<void(stream_end)> callback) = 0;
   // Bytes queued and not yet written.
   virtual std::size_t buffered_bytes() const = 0;
+  // The server's stream_buffer_limit: past it the stream is dropped. A writer with much to send
+  // (a watch's initial events) keeps buffered_bytes() well below it and sends at the client's pace.
+  virtual std::size_t buffer_limit() const = 0;
 };
 
 // One request's answer, given once from any thread: a plain response or the start of a stream.

@@ -36,9 +36,14 @@ using watch_timeout_atom = caf::atom_constant<caf::atom("wtimeout")>;
 using watch_bookmark_atom = caf::atom_constant<caf::atom("wbookmark")>;
 // ... time to ask the quiet informers how far they are, to release held live events.
 using watch_merge_atom = caf::atom_constant<caf::atom("wmerge")>;
+// ... time to see whether the client has read enough to be sent more initial events.
+using watch_initial_atom = caf::atom_constant<caf::atom("winitial")>;
 using watch_actor =
     handler_actor::extend<caf::reacts_to<watch_timeout_atom>, caf::reacts_to<watch_bookmark_atom>,
-                          caf::reacts_to<watch_merge_atom>>;
+                          caf::reacts_to<watch_merge_atom>, caf::reacts_to<watch_initial_atom>>;
+
+// How often a watch whose client has not yet read its initial events looks again.
+constexpr std::chrono::milliseconds initial_events_poll{2};
 
 apiserver::http_response status_reply(const status& s) {
   return apiserver::failure_response(s);
@@ -370,6 +375,9 @@ struct watch_context {
   // Until every informer's initial deltas are in: those deltas. They go out in resourceVersion
   // order; the live ones, merged across the informers, as soon as none can precede them.
   std::vector<delta> held_initial;
+  // Then those deltas in resourceVersion order, written as the client reads them.
+  std::vector<delta> initial_sorted;
+  std::size_t initial_sent = 0;
   live_event_merge live;
   bool merge_poll_scheduled = false;
   std::set<live_event_merge::lane_key> asking; // lanes with a progress request outstanding
@@ -505,12 +513,13 @@ void poll_merge(watch_actor::pointer self, const std::shared_ptr<watch_context>&
   write_live(self, ctx); // schedules the next poll while anything is held
 }
 
+void write_initial(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx);
+
 // Every informer's initial deltas are in: they go out in resourceVersion order (a client that
 // resumes from any of them has been sent everything below it), then the initial-events-end
 // bookmark when asked for, then the live deltas that came meanwhile.
 void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
   auto initial = std::move(ctx->held_initial);
-  ctx->started = true;
   // Each version is parsed once; one that is not an integer sorts last.
   std::vector<std::pair<std::uint64_t, std::size_t>> order;
   order.reserve(initial.size());
@@ -520,12 +529,37 @@ void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context
                        i);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<delta> sorted;
-  sorted.reserve(initial.size());
+  ctx->initial_sorted.reserve(initial.size());
   for (const auto& [rv, i] : order)
-    sorted.push_back(std::move(initial[i]));
-  if (!write_deltas(self, ctx, sorted))
-    return;
+    ctx->initial_sorted.push_back(std::move(initial[i]));
+  write_initial(self, ctx);
+}
+
+// Writes the initial events while less than half the stream's bound waits to be written, so
+// that however many there are, none is dropped for it: they go at the client's pace, as the API
+// server writes a watch's initial events as its client reads them (the bound is for live events
+// a slow client lets pile up). Then the bookmark that ends them, when asked for, and the live
+// deltas that came meanwhile.
+void write_initial(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  open_stream(self, ctx);
+  const std::size_t budget = ctx->stream->buffer_limit() / 2;
+  const auto& pending = ctx->initial_sorted;
+  while (ctx->initial_sent < pending.size()) {
+    if (ctx->stream->buffered_bytes() >= budget) {
+      self->delayed_send(caf::actor_cast<watch_actor>(self), initial_events_poll,
+                         watch_initial_atom::value);
+      return;
+    }
+    apiserver::byte_pieces out;
+    while (ctx->initial_sent < pending.size() && out.size() < budget / 4)
+      out.append(ctx->event_for(pending[ctx->initial_sent++]));
+    if (!out.empty() && !ctx->stream->write(std::move(out))) {
+      self->quit();
+      return;
+    }
+  }
+  ctx->initial_sorted = {};
+  ctx->started = true;
   if (ctx->req.r.query.allow_bookmarks && ctx->req.r.query.send_initial_events.value_or(false) &&
       !ctx->stream->write(ctx->bookmark(ctx->snapshot_version(), true))) {
     self->quit();
@@ -707,6 +741,10 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
           start_events(self, ctx);
       },
       [self, ctx](watch_merge_atom) { poll_merge(self, ctx); },
+      [self, ctx](watch_initial_atom) {
+        if (!ctx->done && !ctx->started)
+          write_initial(self, ctx);
+      },
       [self, ctx](watch_bookmark_atom) {
         request_bookmark(self, ctx);
         self->delayed_send(caf::actor_cast<watch_actor>(self), ctx->st->options.bookmark_interval,

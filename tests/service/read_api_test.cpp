@@ -484,6 +484,39 @@ TEST_CASE_METHOD(read_api_fixture,
   CHECK(bookmark);
 }
 
+// Issue 58: kinformerd answered a streaming list of about 1,700 real pods (more than the stream's
+// bound at once) with one ERROR event, "its client read too slowly", whatever the client's pace.
+TEST_CASE(
+    "read_api: a streaming list larger than the stream's bound goes out at the client's pace") {
+  apiserver::http_server_options options;
+  options.stream_buffer_limit = 16 << 10; // the 30 pods are several times this
+  read_api_fixture f(options);
+  auto pods = f.truth(sim::pods_resource);
+  raw_client w(f.server->port());
+  REQUIRE(w.open_watch("/api/v1/pods?watch=1&timeoutSeconds=2&allowWatchBookmarks=true"
+                       "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan") == 200);
+  std::set<std::string> added;
+  std::size_t bytes = 0;
+  bool ended_initial = false;
+  for (auto event = w.next_event(); !event.is_null(); event = w.next_event()) {
+    INFO(json::serialize(event).substr(0, 300));
+    REQUIRE(event.at("type") != "ERROR");
+    if (event.at("type") == "ADDED") {
+      const auto& meta = event.at("object").at("metadata");
+      added.insert(std::string(meta.at("namespace").as_string()) + "/" +
+                   std::string(meta.at("name").as_string()));
+      bytes += json::serialize(event).size();
+    }
+    if (event.at("type") == "BOOKMARK" && !ended_initial) {
+      CHECK(added == pods);
+      ended_initial = true;
+    }
+  }
+  CHECK(bytes > 3 * options.stream_buffer_limit);
+  CHECK(added == pods);
+  CHECK(ended_initial);
+}
+
 TEST_CASE_METHOD(
     read_api_fixture,
     "read_api: a watch with sendInitialEvents=false starts now, with no initial state") {
