@@ -674,6 +674,26 @@ void request_bookmark(watch_actor::pointer self, const std::shared_ptr<watch_con
             [ctx](const caf::error&) { ctx->progress_left = 0; });
 }
 
+// An informer's batch: its initial deltas are held until every informer's are in, its live ones
+// go out as soon as no other informer can precede them. Acknowledged at once: held deltas are
+// bounded (the initial ones by the store, the live ones by merge_hold_limit) and written ones by
+// the stream.
+void take_deltas(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx,
+                 subscription_id id, delta_batch& batch) {
+  const auto& sender = self->current_sender();
+  caf::anon_send(caf::actor_cast<caf::actor>(sender), atoms::ack_atom::value, id,
+                 static_cast<std::uint64_t>(batch.size()));
+  const live_event_merge::lane_key lane = sender ? sender->id() : 0;
+  for (auto& d : batch) {
+    if (d.initial_list)
+      ctx->held_initial.push_back(std::move(d));
+    else
+      ctx->live.push(lane, std::move(d));
+  }
+  if (ctx->started)
+    write_live(self, ctx);
+}
+
 watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
                                           std::shared_ptr<watch_context> ctx) {
   // Runs after the actor's state is gone: only `ctx` may be used here.
@@ -721,20 +741,7 @@ watch_actor::behavior_type watch_behavior(watch_actor::pointer self,
 
   return {
       [self, ctx](atoms::deliver_atom, subscription_id id, delta_batch& batch) {
-        // Acknowledged at once: held deltas are bounded (the initial ones by the store, the live
-        // ones by merge_hold_limit) and written ones by the stream.
-        caf::anon_send(caf::actor_cast<caf::actor>(self->current_sender()), atoms::ack_atom::value,
-                       id, static_cast<std::uint64_t>(batch.size()));
-        const auto& sender = self->current_sender();
-        const live_event_merge::lane_key lane = sender ? sender->id() : 0;
-        for (auto& d : batch) {
-          if (d.initial_list)
-            ctx->held_initial.push_back(std::move(d));
-          else
-            ctx->live.push(lane, std::move(d));
-        }
-        if (ctx->started)
-          write_live(self, ctx);
+        take_deltas(self, ctx, id, batch);
       },
       [self, ctx](atoms::synced_atom, subscription_id) {
         if (!ctx->started && ctx->synced_left > 0 && --ctx->synced_left == 0)
