@@ -513,28 +513,6 @@ void poll_merge(watch_actor::pointer self, const std::shared_ptr<watch_context>&
   write_live(self, ctx); // schedules the next poll while anything is held
 }
 
-void write_initial(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx);
-
-// Every informer's initial deltas are in: they go out in resourceVersion order (a client that
-// resumes from any of them has been sent everything below it), then the initial-events-end
-// bookmark when asked for, then the live deltas that came meanwhile.
-void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
-  auto initial = std::move(ctx->held_initial);
-  // Each version is parsed once; one that is not an integer sorts last.
-  std::vector<std::pair<std::uint64_t, std::size_t>> order;
-  order.reserve(initial.size());
-  for (std::size_t i = 0; i < initial.size(); ++i)
-    order.emplace_back(parse_revision(initial[i].object->meta().resource_version)
-                           .value_or(std::numeric_limits<std::uint64_t>::max()),
-                       i);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  ctx->initial_sorted.reserve(initial.size());
-  for (const auto& [rv, i] : order)
-    ctx->initial_sorted.push_back(std::move(initial[i]));
-  write_initial(self, ctx);
-}
-
 // Writes the initial events while less than half the stream's bound waits to be written, so
 // that however many there are, none is dropped for it: they go at the client's pace, as the API
 // server writes a watch's initial events as its client reads them (the bound is for live events
@@ -566,6 +544,26 @@ void write_initial(watch_actor::pointer self, const std::shared_ptr<watch_contex
     return;
   }
   write_live(self, ctx);
+}
+
+// Every informer's initial deltas are in: they go out in resourceVersion order (a client that
+// resumes from any of them has been sent everything below it), then the initial-events-end
+// bookmark when asked for, then the live deltas that came meanwhile.
+void start_events(watch_actor::pointer self, const std::shared_ptr<watch_context>& ctx) {
+  auto initial = std::move(ctx->held_initial);
+  // Each version is parsed once; one that is not an integer sorts last.
+  std::vector<std::pair<std::uint64_t, std::size_t>> order;
+  order.reserve(initial.size());
+  for (std::size_t i = 0; i < initial.size(); ++i)
+    order.emplace_back(parse_revision(initial[i].object->meta().resource_version)
+                           .value_or(std::numeric_limits<std::uint64_t>::max()),
+                       i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  ctx->initial_sorted.reserve(initial.size());
+  for (const auto& [rv, i] : order)
+    ctx->initial_sorted.push_back(std::move(initial[i]));
+  write_initial(self, ctx);
 }
 
 // The informers a watch in `ns` needs, as the cache routes a read: across all namespaces every
