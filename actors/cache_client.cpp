@@ -3,6 +3,7 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/cache.hpp"
 #include "actors/error_bridge.hpp"
+#include "actors/foreign_thread_scope.hpp"
 #include "actors/handler.hpp"
 
 #include <caf/all.hpp>
@@ -54,6 +55,7 @@ struct cache_client::impl {
   // One request with a timeout, answered as a result (CAF and cache errors mapped back).
   template <class T, class... Ts>
   result<T> ask(std::chrono::milliseconds timeout, Ts&&... xs) const {
+    foreign_thread_scope any_thread; // the caller's thread may outlive the actor system
     caf::scoped_actor self{*system};
     std::optional<result<T>> out;
     self->request(cache, timeout, std::forward<Ts>(xs)...)
@@ -66,6 +68,7 @@ struct cache_client::impl {
 cache_client::cache_client(std::shared_ptr<api_client> client, cache_options options,
                            cache_client_options settings)
     : impl_(std::make_unique<impl>()) {
+  foreign_thread_scope any_thread; // the facade may be destroyed on another thread
   impl_->owned_config = std::make_unique<caf::actor_system_config>();
   configure_actor_system(*impl_->owned_config, settings.threads);
   impl_->owned_system = std::make_unique<caf::actor_system>(*impl_->owned_config);
@@ -163,6 +166,7 @@ result<event_registration> cache_client::add_event_handler(const kind_request& k
     }
   };
   callbacks.on_synced = std::move(on_synced);
+  foreign_thread_scope any_thread;
   auto handler =
       spawn_handler(*impl_->system, impl_->cache, kind, std::move(callbacks), std::move(options));
   registration.state_->handler = caf::actor_cast<caf::actor>(handler);
@@ -173,6 +177,7 @@ status_result cache_client::remove_event_handler(const event_registration& regis
                                                  milliseconds timeout) const {
   if (!registration.state_ || !registration.state_->handler)
     return make_error(errc::invalid_argument, "not a registration from add_event_handler");
+  foreign_thread_scope any_thread;
   caf::scoped_actor self{*impl_->system};
   const auto& handler = registration.state_->handler;
   self->monitor(handler);

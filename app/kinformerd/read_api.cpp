@@ -7,6 +7,7 @@
 
 #include "actors/change_window.hpp"
 #include "actors/error_bridge.hpp"
+#include "actors/foreign_thread_scope.hpp"
 #include "app/apiserver/api_backend.hpp"
 #include "app/apiserver/api_frontend.hpp"
 #include "app/apiserver/api_status.hpp"
@@ -280,6 +281,7 @@ void serve_list(const state_ptr& st, read_request req, apiserver::list_done done
                 std::shared_ptr<void> slot) {
   // Shared by both handlers; the one that answers takes the slot out.
   auto held_slot = std::make_shared<std::shared_ptr<void>>(std::move(slot));
+  foreign_thread_scope any_thread; // called on an I/O thread
   st->system.spawn([st, req = std::move(req), done = std::move(done),
                     held_slot](caf::event_based_actor* self) {
     // Fields are matched here: the cache answers field selectors only from its indexes.
@@ -339,6 +341,7 @@ apiserver::list_outcome serve_continue(const state_ptr& st, const read_request& 
 }
 
 void serve_get(const state_ptr& st, read_request req, apiserver::get_done done) {
+  foreign_thread_scope any_thread; // called on an I/O thread
   st->system.spawn(
       [st, req = std::move(req), done = std::move(done)](caf::event_based_actor* self) {
         // The cache answers once the kind's informers have synced.
@@ -781,6 +784,7 @@ void serve_watch(const state_ptr& st, read_request req,
   ctx->from_now = query.send_initial_events == false && !ctx->resume;
   ctx->req = std::move(req);
   ctx->shaper.emplace(ctx->req.r, ctx->req.metadata_informer);
+  foreign_thread_scope any_thread; // called on an I/O thread
   st->system.spawn(watch_behavior, std::move(ctx));
 }
 

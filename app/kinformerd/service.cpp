@@ -4,6 +4,7 @@
 #include "actors/cache.hpp"
 #include "actors/controller/leader_elector.hpp"
 #include "actors/error_bridge.hpp"
+#include "actors/foreign_thread_scope.hpp"
 #include "actors/remote_gateway.hpp"
 #include "actors/remote_setup.hpp"
 #include "app/apiserver/http_server.hpp"
@@ -56,6 +57,7 @@ result<std::string> read_secret_file(const std::string& path) {
 // nothing when the cache does not answer in time.
 void with_cache_stats(caf::actor_system& system, const cache_actor& cache,
                       std::function<void(std::optional<cache_stats>)> done) {
+  foreign_thread_scope any_thread;
   system.spawn([cache, done = std::move(done)](caf::event_based_actor* self) {
     self->request(cache, 5s, atoms::stats_atom::value)
         .then([done](const cache_stats& stats) { done(stats); },

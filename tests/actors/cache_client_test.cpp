@@ -15,6 +15,9 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include <future>
+#include <thread>
+
 using namespace kinformer;
 using namespace std::chrono_literals;
 using kinformer::testing::delta_recorder;
@@ -119,6 +122,28 @@ TEST_CASE("the facade reads through the cache after it has synced") {
   REQUIRE(stats->informers.size() == 1);
   CHECK(stats->informers[0].stats.synced);
   CHECK(stats->informers[0].stats.objects == 3);
+}
+
+// A user's thread (a worker pool, say) that read through the facade may outlive it: the facade's
+// actor system must still stop (CAF pins its logger to every thread that used it).
+TEST_CASE("the facade stops while a thread that read through it lives on") {
+  fixture f;
+  f.create("default", "one", "1");
+  auto cache = std::make_unique<cache_client>(f.client, fixture::options());
+  std::promise<void> release;
+  std::promise<bool> read;
+  std::thread reader([&, released = release.get_future()] {
+    read.set_value(cache->wait_for_cache_sync(10s).ok() && cache->list(config_map_kind()).ok());
+    released.wait();
+  });
+  const bool read_ok = read.get_future().get();
+  auto stopped = std::async(std::launch::async, [&] { cache.reset(); });
+  const bool stopped_in_time = stopped.wait_for(10s) == std::future_status::ready;
+  release.set_value(); // a facade that waits for the reader to end stops now
+  reader.join();
+  stopped.get();
+  CHECK(read_ok);
+  CHECK(stopped_in_time);
 }
 
 TEST_CASE("the facade adds field indexes and removes informers") {

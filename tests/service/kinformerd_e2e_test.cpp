@@ -6,7 +6,9 @@
 // the read API, kinformer-subscribe subscribes remotely, SIGTERM stops it, and a bad config
 // file is refused with exit status 2.
 
+#include "app/kubesim/object_generator.hpp"
 #include "app/kubesim/self_signed_cert.hpp"
+#include "app/kubesim/simulator.hpp"
 #include "tests/support/child_process.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -519,6 +521,101 @@ TEST_CASE("kinformerd stops on SIGTERM with status 0", "[service_e2e]") {
   REQUIRE(code);
   CHECK(*code == 0);
   CHECK_THAT(log, Catch::Contains("event=stopped"));
+}
+
+namespace {
+
+// kinformerd as a cluster runs it: in front of a separate API server (the simulator, which
+// requires kinformerd's own token), its read API checking each reader's token with TokenReview
+// and SubjectAccessReview upstream.
+struct authenticated_deployment {
+  kinformer::sim::simulator server;
+  temp_dir dir;
+  std::unique_ptr<child_process> daemon;
+  std::string api;
+
+  static kinformer::sim::simulator_options server_options() {
+    kinformer::sim::simulator_options o;
+    o.token = "kinformerd-token";
+    o.review_users = {{"reader-token", "reader", "u-1", {"readers"}}};
+    o.review_grants = {{"group:readers", {"*"}, {"*"}, ""}};
+    return o;
+  }
+
+  authenticated_deployment() : server(server_options()) {
+    REQUIRE(server.start().ok());
+    kinformer::sim::object_generator generator;
+    REQUIRE(kinformer::sim::load_pods(server.store(), generator, simulated_pods, 3).ok());
+    auto config = dir.write("kinformerd.yaml",
+                            "cluster:\n  mode: server\n  server: " + server.url() +
+                                "\n  token_file: " + dir.write("token", "kinformerd-token") +
+                                "\ninformers:\n  - resource: pods\n"
+                                "listen:\n  api: 127.0.0.1:0\n"
+                                "  metrics: 127.0.0.1:0\n");
+    daemon = std::make_unique<child_process>(
+        std::vector<std::string>{KINFORMERD_PATH, "--config", config});
+    bool started = daemon->wait_stderr_contains("event=started", 20s);
+    INFO("kinformerd stderr:\n" << daemon->stderr_text());
+    REQUIRE(started);
+    api = logged_value(daemon->stderr_text(), "api_listening", "address");
+  }
+};
+
+// A watch of every pod through the read API with the reader's token, held open: returns once
+// its first event is in.
+class open_watch {
+public:
+  explicit open_watch(const std::string& address) : socket_(ioc_) {
+    auto colon = address.rfind(':');
+    socket_.connect({net::ip::make_address(address.substr(0, colon)),
+                     static_cast<unsigned short>(std::stoi(address.substr(colon + 1)))});
+    timeval tv{10, 0};
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    http::request<http::empty_body> req{http::verb::get, "/api/v1/pods?watch=1", 11};
+    req.set(http::field::host, address);
+    req.set(http::field::authorization, "Bearer reader-token");
+    http::write(socket_, req);
+    std::string received;
+    char buffer[4096];
+    while (received.find("\"type\":\"ADDED\"") == std::string::npos) {
+      boost::system::error_code ec;
+      auto n = socket_.read_some(net::buffer(buffer), ec);
+      INFO("the watch so far: " << received);
+      REQUIRE_FALSE(ec);
+      received.append(buffer, n);
+    }
+    CHECK(received.starts_with("HTTP/1.1 200"));
+  }
+
+private:
+  net::io_context ioc_;
+  tcp::socket socket_;
+};
+
+} // namespace
+
+// In a cluster a shutdown that hangs costs every rollout its whole grace period and a SIGKILL.
+TEST_CASE("kinformerd stops within seconds on SIGTERM after serving authenticated readers",
+          "[service_e2e]") {
+  authenticated_deployment deployment;
+  // A reader without a token is refused: the checks are on.
+  CHECK(http_get(deployment.api, "/api/v1/pods").status == 401);
+
+  std::optional<open_watch> watch;
+  SECTION("with a watcher connected") {
+    watch.emplace(deployment.api);
+  }
+  SECTION("after a watcher has come and gone") {
+    open_watch{deployment.api};
+  }
+
+  auto sent = steady::now();
+  deployment.daemon->terminate();
+  auto code = deployment.daemon->wait_exit(10s);
+  INFO("kinformerd stderr:\n" << deployment.daemon->stderr_text());
+  REQUIRE(code);
+  CHECK(*code == 0);
+  CHECK(steady::now() - sent < 5s);
 }
 
 TEST_CASE("kinformerd refuses a config file with an unknown key", "[service_e2e]") {
