@@ -1,5 +1,6 @@
 #include "app/common/stop_signals.hpp"
 
+#include <cerrno>
 #include <pthread.h>
 #include <string.h>
 
@@ -18,6 +19,19 @@ int stop_signals::wait() const {
   int received = 0;
   sigwait(&set_, &received);
   return received;
+}
+
+std::optional<int> stop_signals::wait_for(std::chrono::milliseconds timeout) const {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  const timespec limit{static_cast<time_t>(seconds.count()),
+                       static_cast<long>((timeout - seconds).count() * 1'000'000)};
+  for (;;) {
+    int received = sigtimedwait(&set_, nullptr, &limit);
+    if (received > 0)
+      return received;
+    if (errno != EINTR)
+      return std::nullopt; // EAGAIN: the time passed
+  }
 }
 
 const char* stop_signals::name(int signal) {

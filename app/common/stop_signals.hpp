@@ -5,7 +5,9 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <initializer_list>
+#include <optional>
 
 namespace kinformer {
 
@@ -15,6 +17,8 @@ public:
 
   // Blocks until one of the signals arrives; returns it.
   int wait() const;
+  // Waits at most `timeout` for one; returns it, or nothing when the time passed first.
+  std::optional<int> wait_for(std::chrono::milliseconds timeout) const;
   // "SIGINT", "SIGTERM", "SIGUSR1", ... for a log line.
   static const char* name(int signal);
 

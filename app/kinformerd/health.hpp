@@ -18,7 +18,8 @@ struct probe_response {
 probe_response liveness(const std::optional<cache_stats>& stats);
 
 // Ready once every informer the cache runs has synced; the body names those that have not.
-// A cache with no informers is ready: nothing is waiting for a list.
-probe_response readiness(const std::optional<cache_stats>& stats);
+// A cache with no informers is ready: nothing is waiting for a list. While `waiting` is not empty
+// (start-up has not reached the API server yet: why), not ready.
+probe_response readiness(const std::optional<cache_stats>& stats, const std::string& waiting = {});
 
 } // namespace kinformer

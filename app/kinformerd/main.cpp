@@ -40,7 +40,18 @@ int main(int argc, char** argv) {
 
   service::kinformerd daemon(std::move(config).value(), std::cerr,
                              service::start_simulated_cluster);
-  if (auto started = daemon.start(); !started) {
+  // While the API server cannot be reached, start() retries; a stop signal ends the wait.
+  std::optional<int> stopped_early;
+  auto started = daemon.start([&](std::chrono::milliseconds delay) {
+    stopped_early = stop.wait_for(delay);
+    return stopped_early.has_value();
+  });
+  if (!started && stopped_early) {
+    std::cerr << "kinformerd: " << stop_signals::name(*stopped_early)
+              << " received before the API server answered, stopping\n";
+    return 0;
+  }
+  if (!started) {
     std::cerr << "kinformerd: " << started.err().describe() << "\n";
     return 1;
   }

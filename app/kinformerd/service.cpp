@@ -13,9 +13,11 @@
 #include "app/kinformerd/log_handler.hpp"
 #include "app/kinformerd/metrics.hpp"
 #include "app/kinformerd/read_api.hpp"
+#include "app/kinformerd/server_reach.hpp"
 #include "app/kinformerd/service_log.hpp"
 #include "app/kinformerd/simulated_cluster.hpp"
 #include "app/kinformerd/webhook_handler.hpp"
+#include "protocol/backoff.hpp"
 #include "protocol/http/api_client.hpp"
 #include "protocol/rest_mapper.hpp"
 
@@ -24,7 +26,9 @@
 #include <atomic>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 namespace kinformer::service {
@@ -151,6 +155,9 @@ struct kinformerd::impl {
   std::unique_ptr<apiserver::http_server> api_server;
   std::unique_ptr<read_api> api;
   std::atomic<bool> api_serving{false}; // api and api_server are set (read by /metrics)
+  std::atomic<bool> handlers_up{false}; // webhooks is filled in (read by /metrics)
+  std::mutex waiting_mutex;
+  std::string waiting; // why start-up has not reached the API server yet ("": it has)
   gateway_actor gateway;
   std::uint16_t remote_port = 0;
   caf::actor ticker;
@@ -159,9 +166,12 @@ struct kinformerd::impl {
   impl(service_config c, std::ostream& out, cluster_simulator simulator)
       : config(std::move(c)), log(out, config.level), simulate(std::move(simulator)) {}
 
-  status_result start();
+  status_result start(const kinformerd::retry_wait& wait);
   void stop();
   result<connection_config> connect();
+  status_result reach_api_server(read_api_options& served, const kinformerd::retry_wait& wait);
+  void set_waiting(std::string why);
+  std::string waiting_reason();
   // Starts the configured informers; fills in what the read API serves from them.
   status_result start_informers(read_api_options& served);
   status_result start_handlers();
@@ -356,13 +366,15 @@ status_result kinformerd::impl::start_metrics_server() {
   auto& sys = *system;
   auto c = cache;
   auto m = metrics;
-  auto hooks = webhooks;
   metrics_server->add_route(
-      "/metrics", [this, &sys, c, m, hooks](const apiserver::http_request&,
-                                            std::shared_ptr<apiserver::http_exchange> ex) {
+      "/metrics", [this, &sys, c, m](const apiserver::http_request&,
+                                     std::shared_ptr<apiserver::http_exchange> ex) {
         // The metrics server stops before the read API is torn down.
         if (api_serving.load(std::memory_order_acquire))
           m->update(api->stats(), api_server->stats());
+        decltype(webhooks) hooks;
+        if (handlers_up.load(std::memory_order_acquire))
+          hooks = webhooks;
         with_cache_stats(sys, c, [m, hooks, ex](std::optional<cache_stats> stats) {
           if (stats)
             m->update(*stats);
@@ -374,11 +386,11 @@ status_result kinformerd::impl::start_metrics_server() {
           ex->respond(std::move(response));
         });
       });
-  auto probe = [&sys, c](probe_response (*check)(const std::optional<cache_stats>&)) {
-    return [&sys, c, check](const apiserver::http_request&,
-                            std::shared_ptr<apiserver::http_exchange> ex) {
-      with_cache_stats(sys, c, [check, ex](std::optional<cache_stats> stats) {
-        auto answer = check(stats);
+  auto probe = [this, &sys, c](bool ready) {
+    return [this, &sys, c, ready](const apiserver::http_request&,
+                                  std::shared_ptr<apiserver::http_exchange> ex) {
+      with_cache_stats(sys, c, [ready, waiting = waiting_reason(), ex](auto stats) {
+        auto answer = ready ? readiness(stats, waiting) : liveness(stats);
         apiserver::http_response response;
         response.status = answer.status;
         response.content_type = "text/plain; charset=utf-8";
@@ -387,9 +399,9 @@ status_result kinformerd::impl::start_metrics_server() {
       });
     };
   };
-  metrics_server->add_route("/healthz", probe(&liveness));
-  metrics_server->add_route("/livez", probe(&liveness));
-  metrics_server->add_route("/readyz", probe(&readiness));
+  metrics_server->add_route("/healthz", probe(false));
+  metrics_server->add_route("/livez", probe(false));
+  metrics_server->add_route("/readyz", probe(true));
   if (auto started = metrics_server->start(); !started)
     return error{started.err().code, "listen.metrics: " + started.err().message};
   auto address = metrics_server->local_endpoint();
@@ -499,7 +511,50 @@ void kinformerd::impl::start_ticker() {
   });
 }
 
-status_result kinformerd::impl::start() {
+void kinformerd::impl::set_waiting(std::string why) {
+  std::lock_guard lock(waiting_mutex);
+  waiting = std::move(why);
+}
+
+std::string kinformerd::impl::waiting_reason() {
+  std::lock_guard lock(waiting_mutex);
+  return waiting;
+}
+
+// Starts the informers once the API server answers. While it is away, retries with client-go's
+// backoff, logs each attempt and keeps /readyz not ready with the reason.
+status_result kinformerd::impl::reach_api_server(read_api_options& served,
+                                                 const kinformerd::retry_wait& wait) {
+  backoff delays;
+  for (int attempt = 1;; ++attempt) {
+    auto reached = reach_from_version(client->get_sync("/version"));
+    if (reached.outcome == reach_outcome::what::answered) {
+      served = {};
+      auto started = start_informers(served);
+      if (started) {
+        if (attempt > 1)
+          log.info("api_server_reached", {{"attempts", std::to_string(attempt)}});
+        set_waiting({});
+        return ok_v;
+      }
+      reached = reach_from_failure(started.err());
+      if (reached.outcome == reach_outcome::what::refused)
+        return started;
+    }
+    if (reached.outcome == reach_outcome::what::refused)
+      return *reached.failure;
+    const auto delay = delays.next_delay(watch_clock::now());
+    set_waiting(reached.failure->message);
+    log.warn("api_server_unreachable", {{"error", reached.failure->message},
+                                        {"attempt", std::to_string(attempt)},
+                                        {"retry_in", seconds_text(delay)}});
+    const bool stop_asked = wait ? wait(delay) : (std::this_thread::sleep_for(delay), false);
+    if (stop_asked)
+      return make_error(errc::cancelled, "stopped before the API server answered");
+  }
+}
+
+status_result kinformerd::impl::start(const kinformerd::retry_wait& wait) {
   auto connection = connect();
   if (!connection)
     return std::move(connection).err();
@@ -527,13 +582,16 @@ status_result kinformerd::impl::start() {
   options.observer = make_observer(log);
   cache = spawn_cache(*system, client, std::move(options));
 
+  // The probes answer while start-up waits for the API server.
+  set_waiting("not asked yet");
+  if (auto s = start_metrics_server(); !s)
+    return s;
   read_api_options served;
-  if (auto s = start_informers(served); !s)
+  if (auto s = reach_api_server(served, wait); !s)
     return s;
   if (auto s = start_handlers(); !s)
     return s;
-  if (auto s = start_metrics_server(); !s)
-    return s;
+  handlers_up.store(true, std::memory_order_release);
   if (auto s = start_api_server(std::move(served)); !s)
     return s;
   if (auto s = start_remote(); !s)
@@ -589,8 +647,8 @@ kinformerd::~kinformerd() {
   stop();
 }
 
-status_result kinformerd::start() {
-  auto started = impl_->start();
+status_result kinformerd::start(retry_wait wait) {
+  auto started = impl_->start(wait);
   if (!started)
     impl_->stop();
   return started;

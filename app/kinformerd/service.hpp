@@ -8,7 +8,9 @@
 #include "app/kinformerd/simulated_cluster.hpp"
 #include "protocol/result.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -24,9 +26,16 @@ public:
   kinformerd(const kinformerd&) = delete;
   kinformerd& operator=(const kinformerd&) = delete;
 
-  // Brings everything up and logs where it listens. Fails (and leaves nothing running) when the
-  // cluster cannot be reached, a kind is unknown, or an address cannot be bound.
-  status_result start();
+  // Waits the given time between attempts to reach the API server; true when it was cut short by
+  // a request to stop (main: SIGTERM). Unset: sleeps the whole time.
+  using retry_wait = std::function<bool(std::chrono::milliseconds)>;
+
+  // Brings everything up and logs where it listens. While the API server cannot be reached (not
+  // listening, timing out, 429 or 5xx) it serves /healthz and a /readyz that says why it is not
+  // ready, and retries with client-go's backoff until the server answers. Fails (and leaves
+  // nothing running) when a kind is unknown, the server refuses kinformerd's credentials, an
+  // address cannot be bound, or a stop was asked for while waiting (errc::cancelled).
+  status_result start(retry_wait wait = {});
   // Graceful: stops serving, drains handler queues (webhooks flush), stops the informers.
   // Idempotent.
   void stop();

@@ -618,6 +618,66 @@ TEST_CASE("kinformerd stops within seconds on SIGTERM after serving authenticate
   CHECK(steady::now() - sent < 5s);
 }
 
+namespace {
+
+// A loopback port nothing listens on (until a test binds it).
+unsigned short unused_port() {
+  net::io_context ioc;
+  tcp::acceptor acceptor(ioc, {net::ip::make_address("127.0.0.1"), 0});
+  return acceptor.local_endpoint().port();
+}
+
+std::string server_config(const std::string& server, const temp_dir& dir) {
+  return dir.write("kinformerd.yaml", "cluster:\n  mode: server\n  server: " + server +
+                                          "\ninformers:\n  - resource: pods\n"
+                                          "listen:\n  api: \"\"\n  metrics: 127.0.0.1:0\n");
+}
+
+} // namespace
+
+// A control-plane upgrade or restart makes an absent API server normal: kinformerd keeps running,
+// says why it is not ready, and comes up by itself once the server answers.
+TEST_CASE("kinformerd waits for an API server that is not there yet", "[service_e2e]") {
+  temp_dir dir;
+  const auto port = unused_port();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  child_process daemon({KINFORMERD_PATH, "--config", server_config("http://" + address, dir)});
+  REQUIRE(daemon.wait_stderr_contains("event=api_server_unreachable", 20s));
+  REQUIRE(daemon.wait_stderr_contains("attempt=2 ", 20s));
+  const auto log = daemon.stderr_text();
+  INFO("kinformerd stderr:\n" << log);
+  CHECK_FALSE(daemon.wait_exit(0s));
+  const auto metrics = logged_value(log, "metrics_listening", "address");
+  auto not_ready = http_get(metrics, "/readyz");
+  CHECK(not_ready.status == 503);
+  CHECK_THAT(not_ready.body, Catch::Contains("waiting for the API server") &&
+                                 Catch::Contains(address) && Catch::Contains("refused"));
+  CHECK(http_get(metrics, "/healthz").status == 200);
+
+  SECTION("and comes up once it answers") {
+    kinformer::sim::simulator_options options;
+    options.listen = address;
+    kinformer::sim::simulator server(options);
+    REQUIRE(server.start().ok());
+    kinformer::sim::object_generator generator;
+    REQUIRE(kinformer::sim::load_pods(server.store(), generator, simulated_pods, 3).ok());
+    REQUIRE(daemon.wait_stderr_contains("event=started", 40s));
+    CHECK_THAT(daemon.stderr_text(), Catch::Contains("event=api_server_reached"));
+    auto deadline = steady::now() + 20s;
+    while (http_get(metrics, "/readyz").status != 200 && steady::now() < deadline)
+      std::this_thread::sleep_for(20ms);
+    CHECK(http_get(metrics, "/readyz").status == 200);
+    daemon.terminate();
+    CHECK(daemon.wait_exit(10s) == 0);
+  }
+  SECTION("and stops at once on SIGTERM while it waits") {
+    auto sent = steady::now();
+    daemon.terminate();
+    CHECK(daemon.wait_exit(10s) == 0);
+    CHECK(steady::now() - sent < 2s);
+  }
+}
+
 TEST_CASE("kinformerd refuses a config file with an unknown key", "[service_e2e]") {
   temp_dir dir;
   auto config = dir.write("bad.yaml", "simulate:\n  pods: 10\n  no_such_field: 1\n");

@@ -585,6 +585,13 @@ TEST_CASE("readiness names the informers not synced yet") {
 
   CHECK(readiness(cache_stats{}).status == 200);
   CHECK(readiness(std::nullopt).status == 503);
+
+  // Before start-up has reached the API server, not ready, and why.
+  auto waiting = readiness(cache_stats{}, "connecting to 127.0.0.1:6443: Connection refused");
+  CHECK(waiting.status == 503);
+  CHECK(
+      waiting.body ==
+      "not ready: waiting for the API server: connecting to 127.0.0.1:6443: Connection refused\n");
 }
 
 TEST_CASE("liveness fails only when the cache does not answer") {
