@@ -43,8 +43,9 @@ fi
 # kubectl, which the tests, the demo and the read API's users run: Debian's kubernetes-client is
 # 1.20, too old for what the tests ask of it, so it is built from the pinned k8s.io/kubectl release
 # with the machine's Go (tests/kube), once into a cache folder outside the tree, and linked where
-# it comes first on PATH.
-kubectl_dir=$(bash "$top/tests/kube/build.sh" kubectl)
+# it comes first on PATH. The client-go and controller-runtime peers the tests run beside it come
+# from the same module and folder.
+kubectl_dir=$(bash "$top/tests/kube/build.sh" kubectl kube-informer cr-cache)
 if [ "$(readlink /usr/local/bin/kubectl 2>/dev/null)" != "$kubectl_dir/kubectl" ]; then
   $SUDO ln -sf "$kubectl_dir/kubectl" /usr/local/bin/kubectl
 fi

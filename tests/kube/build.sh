@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Go programs of tests/kube into a cache folder outside the tree, once: the clients of
-# this module (cmd/: kubectl, from the pinned k8s.io/kubectl release) and the real control plane's
+# this module (cmd/: kubectl, from the pinned k8s.io/kubectl release; the client-go and
+# controller-runtime peers kube-informer and cr-cache) and the real control plane's
 # servers of its controlplane/ module (etcd and kube-apiserver, from their pinned releases). Each
 # module's folder is named by a hash of its go.mod, go.sum and sources, so a new pin or a changed
 # program builds again and anything else reuses what is there. Prints the folder holding them.
@@ -30,7 +31,9 @@ for program in "${programs[@]}"; do
   }
 done
 cd "$module"
-key=$( (cat go.mod go.sum; find cmd -type f -name '*.go' | sort | xargs cat) | sha256sum | cut -c1-16)
+sources=(cmd)
+[ -d internal ] && sources+=(internal)
+key=$( (cat go.mod go.sum; find "${sources[@]}" -type f -name '*.go' | sort | xargs cat) | sha256sum | cut -c1-16)
 bin=$cache/kube-$key
 
 # The release the programs report: k8s.io/component-base's v0.Y.Z as v1.Y.Z (the servers' module

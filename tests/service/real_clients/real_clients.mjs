@@ -1,6 +1,6 @@
 // Real clients through kinformerd's read API while the simulator behind it churns and fails.
 //
-//   node real_clients.mjs --bin BUILD/app [--seconds S] [--pods N]
+//   node real_clients.mjs --bin BUILD/app --kube-bin DIR [--seconds S] [--pods N]
 //
 // kubesim (N pods, churn with label flips between track=canary and track=stable) -> kinformerd
 // (a full and a metadata-only pods informer) -> the read API, read at once by:
@@ -9,11 +9,16 @@
 //   - kubectl get pods -A -l track=canary -w --output-watch-events -o json;
 //   - kinformer-watch --metadata-only (PartialObjectMetadata list and watch), every pod;
 //   - kinformer-watch -l track=canary --watch-timeout 1: its watch ends every second and resumes
-//     from its last resourceVersion, so it is told about pods that left the selection meanwhile.
+//     from its last resourceVersion, so it is told about pods that left the selection meanwhile;
+//   - client-go's SharedIndexInformer (tests/kube/cmd/kube-informer): plain list and watch,
+//     asking for protobuf (the read API answers JSON), a streaming list (WatchListClient), with
+//     -l track=canary, and metadata-only;
+//   - controller-runtime's cache (tests/kube/cmd/cr-cache), every pod, and with track=canary.
 // A second kinformerd caches the pods per namespace (an informer for each of the three), so its
 // read API merges three informers into every list and watch across namespaces; read by:
 //   - @kubernetes/client-node's informer, every pod;
-//   - kinformer-watch --watch-timeout 1, every pod, resuming every second.
+//   - kinformer-watch --watch-timeout 1, every pod, resuming every second;
+//   - client-go's informer with a streaming list.
 // During the churn the simulator drops, fails, stalls and compacts kinformerd's watches and fails
 // its lists. Then the churn stops, and every client's cache must equal the simulator's truth for
 // its selection (key -> resourceVersion), within a deadline. Exit status 0 on success; on failure
@@ -32,10 +37,11 @@ const option = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const bin = option('--bin');
+const kubeBin = option('--kube-bin');
 const churnSeconds = Number(option('--seconds', '8'));
 const pods = Number(option('--pods', '300'));
-if (!bin) {
-  console.error('usage: node real_clients.mjs --bin BUILD/app [--seconds S] [--pods N]');
+if (!bin || !kubeBin) {
+  console.error('usage: node real_clients.mjs --bin BUILD/app --kube-bin DIR [--seconds S] [--pods N]');
   process.exit(2);
 }
 
@@ -186,9 +192,19 @@ function clientNodeInformer(name, labelSelector, server = api) {
 
 // kinformer-watch's delta lines kept as a map.
 function kinformerWatch(name, extra, server = api) {
+  deltaLines(name, join(bin, 'kinformer-watch'), ['-s', server, '-A', ...extra, 'pods']);
+}
+
+// A Go peer (tests/kube/cmd): client-go's informer or controller-runtime's cache, printing the
+// same delta lines.
+function goPeer(name, program, extra, server = api) {
+  deltaLines(name, join(kubeBin, program), ['-s', server, ...extra, 'pods']);
+}
+
+function deltaLines(name, file, argv) {
   const cache = new Map();
   caches[name] = () => cache;
-  start(name, join(bin, 'kinformer-watch'), ['-s', server, '-A', ...extra, 'pods'], {
+  start(name, file, argv, {
     onLine: (line) => {
       const d = JSON.parse(line);
       if (d.type === 'DELETED') cache.delete(d.key);
@@ -244,6 +260,15 @@ if (!haveKubectl) {
   process.exit(1);
 }
 kubectlWatch('kubectl get -w -l track=canary', 'track=canary');
+goPeer('client-go', 'kube-informer', ['--watch-list=false']);
+goPeer('client-go --protobuf', 'kube-informer', ['--protobuf', '--watch-list=false']);
+goPeer('client-go --watch-list', 'kube-informer', ['--watch-list=true']);
+goPeer('client-go -l track=canary', 'kube-informer', ['-l', 'track=canary']);
+goPeer('client-go --metadata-only', 'kube-informer', ['--metadata-only']);
+goPeer('client-go --watch-list, per-namespace informers', 'kube-informer', ['--watch-list=true'],
+  perNamespaceApi);
+goPeer('controller-runtime', 'cr-cache', []);
+goPeer('controller-runtime -l track=canary', 'cr-cache', ['-l', 'track=canary']);
 log(`clients started: ${Object.keys(caches).join(', ')}`);
 
 // ---- churn with faults -----------------------------------------------------------------------
