@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +40,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <sstream>
+#include <sys/socket.h>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -203,6 +205,16 @@ public:
       : tls_context_(tls_context), stream_(beast::tcp_stream(ioc)) {}
 
   beast::tcp_stream& tcp() { return stream_.tcp(); }
+
+  // Whether a kept-alive connection is still open and quiet: the server has neither closed it
+  // (kube-apiserver closes idle ones) nor sent anything since the last response. As Go's
+  // transport does, such a connection is dropped before a request goes out on it, so that a
+  // request that may not be sent twice (a POST) does not fail for being sent to a closed socket.
+  bool open_and_quiet() {
+    char byte = 0;
+    const ssize_t n = ::recv(tcp().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
 
   // Human-readable TLS failure, with the certificate verification result when there is one.
   std::string describe_tls_failure(const error_code& ec) {
@@ -623,6 +635,16 @@ struct api_client::impl {
   bool stopping = false;
   std::unordered_map<std::uint64_t, std::weak_ptr<operation>> active;
   std::vector<std::shared_ptr<connection>> idle;
+  // The most recently used idle connection still open, or null; closed ones are dropped.
+  std::shared_ptr<connection> take_idle() {
+    while (!idle.empty()) {
+      auto conn = std::move(idle.back());
+      idle.pop_back();
+      if (conn->open_and_quiet())
+        return conn;
+    }
+    return nullptr;
+  }
 
   status_result configure_tls();
   // Runs the exec plugin when its credential is missing or expired (on this I/O thread: it
@@ -835,11 +857,9 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
   // A kept-alive connection may have been closed by the server meanwhile: when a reused one
   // fails before the response header, the request is sent again on a fresh connection.
   for (int attempt = 0;; ++attempt) {
-    std::shared_ptr<connection> conn;
-    const bool reused = attempt == 0 && !idle.empty();
+    std::shared_ptr<connection> conn = attempt == 0 ? take_idle() : nullptr;
+    const bool reused = conn != nullptr;
     if (reused) {
-      conn = std::move(idle.back());
-      idle.pop_back();
       op.conn = conn;
     } else {
       auto opened = co_await open_connection(op);

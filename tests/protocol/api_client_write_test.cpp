@@ -8,7 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 using namespace kinformer;
 using kinformer::test::scripted_server;
@@ -74,4 +76,30 @@ TEST_CASE("api client: an update or delete dropped the same way is sent again on
     CHECK(s.writes == 2);
     CHECK(s.server.connection_count() == 2);
   }
+}
+
+// kube-apiserver closes kept-alive connections that stay idle: a create after that must not go
+// out on the closed connection (where it would fail and could not be sent again) but on a fresh
+// one. The read API's TokenReviews failed this way against a real server.
+TEST_CASE("api client: a create after the server closed the idle connection goes out on a "
+          "fresh one") {
+  std::atomic<int> writes{0};
+  scripted_server server{[&](server_exchange& ex) {
+    if (ex.request().method == "GET") {
+      ex.respond(200, R"({"kind":"APIVersions"})");
+      ex.drop(); // the server's idle timeout, right after the answer
+      return;
+    }
+    ++writes;
+    ex.respond(201, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}})");
+  }};
+  auto client = api_client::create(*from_server_url(server.url()));
+  REQUIRE(client.ok());
+  REQUIRE((*client)->get_sync("/api").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the close has arrived
+  auto answer = (*client)->write_sync(write_of(api_verb::create));
+  REQUIRE(answer.ok());
+  CHECK(answer->status_code == 201);
+  CHECK(writes == 1);
+  CHECK(server.connection_count() == 2);
 }
