@@ -5,6 +5,7 @@
 #include "app/apiserver/api_backend.hpp"
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/discovery_docs.hpp"
+#include "app/apiserver/field_labels.hpp"
 #include "app/apiserver/openapi_docs.hpp"
 #include "app/apiserver/request_path.hpp"
 #include "app/apiserver/resource_answer.hpp"
@@ -182,6 +183,8 @@ void api_frontend::serve_resource(const http_request& request, const request_tar
     if (auto* failure = std::get_if<status>(&query))
       return fail(*failure);
     req.query = std::move(std::get<list_query>(query));
+    if (auto refused = check_field_labels(*info, req.query.fields))
+      return fail(*refused);
   }
   req.verb = req.query.watch     ? request_verb::watch
              : !req.name.empty() ? request_verb::get

@@ -138,7 +138,8 @@ std::string status_json(const status& s) {
   out["metadata"] = json::object();
   out["status"] = s.status_.empty() ? "Failure" : s.status_;
   out["message"] = s.message;
-  out["reason"] = s.reason;
+  if (!s.reason.empty()) // the real server leaves it out of a 500 it has no reason for
+    out["reason"] = s.reason;
   if (!s.cause_types.empty() || s.retry_after_seconds) {
     json::object details;
     if (!s.cause_types.empty()) {

@@ -2,6 +2,10 @@
 
 #include "app/apiserver/api_status.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+
 namespace kinformer::apiserver {
 namespace {
 
@@ -18,6 +22,45 @@ status unsupported_match(std::string_view value, std::string_view supported) {
                       "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
                       "Unsupported value: \"" +
                           std::string(value) + "\": supported values: " + std::string(supported));
+}
+
+// Go's strconv error for `text` read as an integer: the wording the real server answers with.
+std::string go_parse_error(std::string_view function, std::string_view text, std::errc ec) {
+  return "strconv." + std::string(function) + ": parsing \"" + std::string(text) +
+         "\": " + (ec == std::errc::result_out_of_range ? "value out of range" : "invalid syntax");
+}
+
+// limit: an integer; zero or negative asks for no paging (the real server's 200 for limit=-1).
+std::variant<std::size_t, status> parse_limit(const request_target& target) {
+  auto text = target.param("limit").value_or("");
+  if (text.empty())
+    return std::size_t{0};
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec == std::errc() && end != text.data() + text.size())
+    ec = std::errc::invalid_argument;
+  if (ec != std::errc())
+    return bad_request(go_parse_error("ParseInt", text, ec));
+  return static_cast<std::size_t>(std::max<std::int64_t>(n, 0));
+}
+
+// A resourceVersion that is not an unsigned integer: the real server's list answers 400, its
+// watch 500 (the storage layer's error, passed on as it is).
+std::optional<status> check_version_syntax(const list_query& q) {
+  const auto& rv = q.resource_version;
+  if (rv.empty())
+    return std::nullopt;
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), n);
+  if (ec == std::errc() && end == rv.data() + rv.size())
+    return std::nullopt;
+  if (ec == std::errc())
+    ec = std::errc::invalid_argument;
+  const std::string invalid =
+      "resourceVersion: Invalid value: \"" + rv + "\": " + go_parse_error("ParseUint", rv, ec);
+  if (q.watch)
+    return make_failure(500, "", invalid);
+  return bad_request("invalid resource version: " + invalid);
 }
 
 // The checks of ValidateListOptions for a list.
@@ -46,9 +89,6 @@ std::optional<status> check_watch(const list_query& q, std::string_view match_te
     if (q.match != resource_version_match::not_older_than)
       return forbidden("resourceVersionMatch",
                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
-    if (*q.send_initial_events && !q.allow_bookmarks)
-      return forbidden("allowWatchBookmarks",
-                       "sendInitialEvents requires setting allowWatchBookmarks to true");
   }
   if (!match_text.empty()) {
     if (!q.send_initial_events)
@@ -94,10 +134,10 @@ std::variant<list_query, status> parse_list_query(const request_target& target, 
       return bad_request(initial.err().message);
     q.send_initial_events = *initial;
   }
-  auto limit = target.integer("limit");
-  if (!limit)
-    return bad_request(limit.err().message);
-  q.limit = static_cast<std::size_t>(limit->value_or(0));
+  auto limit = parse_limit(target);
+  if (auto* failure = std::get_if<status>(&limit))
+    return *failure;
+  q.limit = std::get<std::size_t>(limit);
   auto timeout = target.integer("timeoutSeconds");
   if (!timeout)
     return bad_request(timeout.err().message);
@@ -110,6 +150,8 @@ std::variant<list_query, status> parse_list_query(const request_target& target, 
   else if (match_text == "Exact")
     q.match = resource_version_match::exact;
   auto failure = q.watch ? check_watch(q, match_text) : check_list(q, match_text);
+  if (!failure)
+    failure = check_version_syntax(q);
   if (failure)
     return *failure;
   return q;

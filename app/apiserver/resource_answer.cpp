@@ -7,6 +7,8 @@
 #include "protocol/json_string.hpp"
 
 #include <deque>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace kinformer::apiserver {
@@ -50,6 +52,33 @@ http_response object_response(const resource_request& request, const object_answ
   return json_response(obj->to_json(), code);
 }
 
+namespace {
+
+// The real server's JSON list items name no kind and apiVersion: the list names them once. Items
+// that start with them (kinformer puts them in front of listed items, watch objects carry them
+// first) are written from after them, behind a "{" of the list's own.
+class type_members {
+public:
+  type_members(std::string_view kind, std::string_view api_version)
+      : kind_first_("{\"kind\":" + json_string(kind) +
+                    ",\"apiVersion\":" + json_string(api_version) + ","),
+        version_first_("{\"apiVersion\":" + json_string(api_version) +
+                       ",\"kind\":" + json_string(kind) + ",") {}
+
+  // What follows the type members when `text` starts with them; nullopt when it does not.
+  std::optional<std::string_view> rest_of(std::string_view text) const {
+    for (const auto& prefix : {std::string_view(kind_first_), std::string_view(version_first_)})
+      if (text.starts_with(prefix))
+        return text.substr(prefix.size());
+    return std::nullopt;
+  }
+
+private:
+  std::string kind_first_, version_first_;
+};
+
+} // namespace
+
 http_response list_response(const resource_request& request, list_answer answer) {
   const auto items = answer.items;
   if (request.shape == response_shape::table)
@@ -85,13 +114,18 @@ http_response list_response(const resource_request& request, list_answer answer)
       return held->cut.emplace_back(item.to_json());
     return item.text_in_place();
   };
+  const type_members typed(request.info.kind, request.info.gvr.gv().api_version());
   http_response reply;
   reply.body_pieces.reserve(2 * items.size() + 2);
   reply.body_pieces.push_back(held->head);
   for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i != 0)
+    const auto text = text_of(*items[i]);
+    const auto rest = partial ? std::nullopt : typed.rest_of(text);
+    if (rest)
+      reply.body_pieces.push_back(i != 0 ? ",{" : "{");
+    else if (i != 0)
       reply.body_pieces.push_back(",");
-    reply.body_pieces.push_back(text_of(*items[i]));
+    reply.body_pieces.push_back(rest ? *rest : text);
   }
   reply.body_pieces.push_back("]}\n");
   reply.pieces_owner = std::move(held);

@@ -12,6 +12,7 @@
 #include "app/apiserver/api_frontend.hpp"
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/continue_token.hpp"
+#include "app/apiserver/field_labels.hpp"
 #include "app/apiserver/resource_answer.hpp"
 #include "app/apiserver/watch_event.hpp"
 #include "app/apiserver/watch_shaper.hpp"
@@ -892,6 +893,8 @@ apiserver::resource_info served_resource(const group_version_resource& resource,
   info.kind = std::move(kind);
   info.scope = scope;
   info.verbs = {"get", "list", "watch"};
+  apiserver::add_builtin_field_labels(
+      info); // a field selector the server would refuse is refused here
   return info;
 }
 

@@ -2,6 +2,7 @@
 
 #include "app/apiserver/api_status.hpp"
 #include "app/apiserver/continue_token.hpp"
+#include "app/apiserver/field_labels.hpp"
 #include "app/apiserver/watch_event.hpp"
 #include "app/apiserver/watch_projection.hpp"
 #include "app/kubesim/fault_plan.hpp"
@@ -62,21 +63,23 @@ const std::vector<std::string> all_verbs{"create", "delete", "deletecollection",
 
 std::vector<resource_info> builtin_resources() {
   auto core = [](std::string resource, std::string kind, std::string singular, resource_scope scope,
-                 std::vector<std::string> short_names, std::vector<std::string> fields) {
-    return resource_info{
-        {"", "v1", std::move(resource)}, std::move(kind), std::move(singular), scope,
-        std::move(short_names),          all_verbs,       std::move(fields)};
+                 std::vector<std::string> short_names) {
+    return resource_info{{"", "v1", std::move(resource)},
+                         std::move(kind),
+                         std::move(singular),
+                         scope,
+                         std::move(short_names),
+                         all_verbs,
+                         {}};
   };
   using enum resource_scope;
   std::vector<resource_info> out{
-      core("pods", "Pod", "pod", namespaced, {"po"},
-           {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-            "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}),
-      core("configmaps", "ConfigMap", "configmap", namespaced, {"cm"}, {}),
-      core("secrets", "Secret", "secret", namespaced, {}, {"type"}),
-      core("services", "Service", "service", namespaced, {"svc"}, {}),
-      core("namespaces", "Namespace", "namespace", cluster, {"ns"}, {"status.phase"}),
-      core("nodes", "Node", "node", cluster, {"no"}, {"spec.unschedulable"}),
+      core("pods", "Pod", "pod", namespaced, {"po"}),
+      core("configmaps", "ConfigMap", "configmap", namespaced, {"cm"}),
+      core("secrets", "Secret", "secret", namespaced, {}),
+      core("services", "Service", "service", namespaced, {"svc"}),
+      core("namespaces", "Namespace", "namespace", cluster, {"ns"}),
+      core("nodes", "Node", "node", cluster, {"no"}),
       resource_info{{"apps", "v1", "deployments"},
                     "Deployment",
                     "deployment",
@@ -90,10 +93,12 @@ std::vector<resource_info> builtin_resources() {
       resource_info{
           {"coordination.k8s.io", "v1", "leases"}, "Lease", "lease", namespaced, {}, all_verbs, {}},
   };
-  for (auto& info : out)
+  for (auto& info : out) {
+    apiserver::add_builtin_field_labels(info);
     info.status_subresource = info.gvr.resource == "pods" || info.gvr.resource == "services" ||
                               info.gvr.resource == "namespaces" || info.gvr.resource == "nodes" ||
                               info.gvr.resource == "deployments";
+  }
   return out;
 }
 
@@ -269,19 +274,6 @@ bool matches(const label_selector& labels, const field_selector& fields, std::st
   if (!ns.empty() && obj.meta().namespace_ != ns)
     return false;
   return labels.matches(obj) && fields.matches(obj);
-}
-
-// Field selectors only accept the fields the resource declares, like the real server.
-std::optional<status> check_fields(const resource_info& info, const field_selector& fields) {
-  for (const auto& requirement : fields.requirements()) {
-    const auto& f = requirement.field;
-    if (f == "metadata.name" || f == "metadata.namespace")
-      continue;
-    if (std::find(info.selectable_fields.begin(), info.selectable_fields.end(), f) ==
-        info.selectable_fields.end())
-      return apiserver::bad_request("field label not supported: " + f);
-  }
-  return std::nullopt;
 }
 
 status list_options_invalid(std::string_view detail) {
@@ -548,8 +540,15 @@ struct storage::impl final : watch_registry {
                                     ") does not match the expected kind (" + info.kind + ")");
     if (auto* v = body.if_contains("metadata"); v && !v->is_object() && !v->is_null())
       return apiserver::bad_request("metadata must be an object");
-    body["apiVersion"] = api_version;
-    body["kind"] = info.kind;
+    // kind and apiVersion lead, as in every object the real server writes (Go's TypeMeta).
+    json::object typed(body.storage());
+    typed.reserve(body.size() + 2);
+    typed["kind"] = info.kind;
+    typed["apiVersion"] = api_version;
+    for (auto& member : body)
+      if (member.key() != "kind" && member.key() != "apiVersion")
+        typed.emplace(member.key(), std::move(member.value()));
+    body = std::move(typed);
     if (!body["metadata"].is_object())
       body["metadata"] = json::object();
     return std::nullopt;
@@ -795,7 +794,7 @@ api_result<list_result> storage::list_unobserved(const list_request& request) {
   const resource_state* state = impl_->find(request.gvr);
   if (!state)
     return apiserver::resource_not_found();
-  if (auto failure = check_fields(state->info, request.fields))
+  if (auto failure = apiserver::check_field_labels(state->info, request.fields))
     return *failure;
 
   // Which snapshot to serve, and where to start.
@@ -1103,7 +1102,7 @@ api_result<watch_handle> storage::watch_unobserved(const watch_request& request,
   resource_state* state = impl_->find(request.gvr);
   if (!state)
     return apiserver::resource_not_found();
-  if (auto failure = check_fields(state->info, request.fields))
+  if (auto failure = apiserver::check_field_labels(state->info, request.fields))
     return *failure;
   if (request.send_initial_events) {
     if (impl_->faults.refuses_streaming_lists())
@@ -1112,9 +1111,6 @@ api_result<watch_handle> storage::watch_unobserved(const watch_request& request,
     if (request.match != resource_version_match::not_older_than)
       return list_options_invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires "
                                   "setting resourceVersionMatch to NotOlderThan");
-    if (*request.send_initial_events && !request.allow_bookmarks)
-      return list_options_invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires "
-                                  "setting allowWatchBookmarks to true");
   } else if (request.match != resource_version_match::unset) {
     return list_options_invalid("resourceVersionMatch: Forbidden: resourceVersionMatch is "
                                 "forbidden for watch unless sendInitialEvents is provided");
@@ -1149,7 +1145,9 @@ api_result<watch_handle> storage::watch_unobserved(const watch_request& request,
       stored_object shown = request.metadata_only ? metadata_projection(stored) : stored;
       sink({event_type::added, current, shown.object, make_line(event_type::added, *shown.json)});
     }
-    if (request.send_initial_events.value_or(false))
+    // kube-apiserver v1.37 takes sendInitialEvents without allowWatchBookmarks, and then sends
+    // no bookmark at the end of the initial events.
+    if (request.send_initial_events.value_or(false) && request.allow_bookmarks)
       sink({event_type::bookmark, current, nullptr,
             bookmark_line(state->info, current, request.metadata_only, true), true});
   } else if (from < current) {

@@ -554,6 +554,11 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: limit and continue page through on
     auto body = json::parse(page.body());
     auto keys = item_keys(page.body());
     CHECK(keys.size() <= 7);
+    // The real server's JSON list items name no kind and apiVersion: the list names them.
+    for (const auto& item : body.at("items").as_array()) {
+      CHECK_FALSE(item.as_object().contains("kind"));
+      CHECK_FALSE(item.as_object().contains("apiVersion"));
+    }
     for (const auto& k : keys)
       CHECK(seen.insert(k).second);
     std::string rv(body.at("metadata").at("resourceVersion").as_string());
@@ -601,7 +606,18 @@ TEST_CASE_METHOD(read_api_fixture, "read_api: errors are Status JSON with the ri
   CHECK(reason_of(bad_labels.body()) == "BadRequest");
   CHECK(c.request("/api/v1/pods?fieldSelector=%3Dx").result_int() == 400);
   CHECK(c.request("/api/v1/pods?watch=maybe").result_int() == 400);
-  CHECK(c.request("/api/v1/pods?limit=-1").result_int() == 400);
+  CHECK(c.request("/api/v1/pods?limit=abc").result_int() == 400);
+  // As kube-apiserver v1.37.2 answers them (docs/real-kubernetes.md, wire differences).
+  CHECK(c.request("/api/v1/pods?limit=-1").result_int() == 200);
+  auto unsupported_field = c.request("/api/v1/pods?fieldSelector=spec.foo%3Dx");
+  CHECK(unsupported_field.result_int() == 400);
+  CHECK(json::parse(unsupported_field.body()).at("message") ==
+        "field label not supported: spec.foo");
+  auto bad_version = c.request("/api/v1/pods?resourceVersion=abc");
+  CHECK(bad_version.result_int() == 400);
+  CHECK_THAT(std::string(json::parse(bad_version.body()).at("message").as_string()),
+             Catch::StartsWith("invalid resource version: "));
+  CHECK(c.request("/api/v1/pods?watch=1&resourceVersion=abc").result_int() == 500);
   // Inconsistent ListOptions are 422 Invalid, as the API server (and the simulator) answers.
   CHECK(c.request("/api/v1/pods?resourceVersionMatch=Sometimes&resourceVersion=1").result_int() ==
         422);
