@@ -31,15 +31,7 @@ import (
 const name = "cr-cache"
 
 func main() {
-	flags := peer.Parse(name, "controller-runtime's cache, printing kinformer-watch's delta lines")
-	cfg, err := flags.Config()
-	if err != nil {
-		peer.Fail(name, err)
-	}
-	mapping, err := flags.Mapping(cfg)
-	if err != nil {
-		peer.Fail(name, err)
-	}
+	flags, cfg, mapping := peer.Start(name, "controller-runtime's cache, printing kinformer-watch's delta lines")
 	c, err := newCache(flags, cfg)
 	if err != nil {
 		peer.Fail(name, err)

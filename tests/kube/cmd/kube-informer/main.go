@@ -30,15 +30,7 @@ import (
 const name = "kube-informer"
 
 func main() {
-	flags := peer.Parse(name, "client-go's SharedIndexInformer, printing kinformer-watch's delta lines")
-	cfg, err := flags.Config()
-	if err != nil {
-		peer.Fail(name, err)
-	}
-	mapping, err := flags.Mapping(cfg)
-	if err != nil {
-		peer.Fail(name, err)
-	}
+	flags, cfg, mapping := peer.Start(name, "client-go's SharedIndexInformer, printing kinformer-watch's delta lines")
 	informer, err := newInformer(flags, cfg, mapping)
 	if err != nil {
 		peer.Fail(name, err)

@@ -107,6 +107,21 @@ func (f *Flags) Mapping(cfg *rest.Config) (*meta.RESTMapping, error) {
 	return mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 }
 
+// Start reads the command line, and resolves the connection and the resource it names; it exits
+// with 1 when either fails.
+func Start(name, usage string) (*Flags, *rest.Config, *meta.RESTMapping) {
+	flags := Parse(name, usage)
+	cfg, err := flags.Config()
+	if err != nil {
+		Fail(name, err)
+	}
+	mapping, err := flags.Mapping(cfg)
+	if err != nil {
+		Fail(name, err)
+	}
+	return flags, cfg, mapping
+}
+
 // Fail prints the error and exits with 1.
 func Fail(name string, err error) {
 	fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
