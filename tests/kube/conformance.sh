@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # kinformer against the real control plane (tests/kube/controlplane.sh). The clients:
-#   - kinformer-watch straight at kube-apiserver, with a plain list and with a streaming list;
+#   - kinformer-watch straight at kube-apiserver, with a plain list, with a streaming list, and
+#     metadata-only (PartialObjectMetadata);
 #   - kinformerd in front of it, started while kube-apiserver is down (it must wait, say why on
 #     /readyz, and come up by itself), its read API checking tokens with TokenReview and
 #     SubjectAccessReview upstream; read through it, with the admin's token, by client-go's
-#     informer (tests/kube/cmd/kube-informer: plain list and watch asking for protobuf, and a
-#     streaming list) and controller-runtime's cache (tests/kube/cmd/cr-cache).
+#     informer (tests/kube/cmd/kube-informer: plain list and watch asking for protobuf, a streaming
+#     list, and metadata-only) and controller-runtime's cache (tests/kube/cmd/cr-cache).
 # Each client's printed state must equal the server's truth, pod for pod and resourceVersion for
 # resourceVersion, after each of
 #   1. the initial sync of KUBE_PODS realistic pods;
@@ -96,10 +97,12 @@ start_clients() {
   local watch=("$build/app/kinformer-watch" --kubeconfig "$dir/admin.kubeconfig" -A)
   start_reader watch-list "${watch[@]}" pods
   start_reader watch-streaming "${watch[@]}" --streaming-list pods
-  direct=(watch-list watch-streaming)
+  start_reader watch-metadata "${watch[@]}" --metadata-only pods
+  direct=(watch-list watch-streaming watch-metadata)
   local through=(-s "$api" --token "$admin_token")
   start_reader client-go-protobuf "$peers/kube-informer" "${through[@]}" --protobuf --watch-list=false pods
   start_reader client-go-watch-list "$peers/kube-informer" "${through[@]}" --watch-list=true pods
+  start_reader client-go-metadata "$peers/kube-informer" "${through[@]}" --metadata-only pods
   start_reader controller-runtime "$peers/cr-cache" "${through[@]}" pods
 }
 
