@@ -9,7 +9,7 @@
 // - thirty 410s in a row give one LIST per backoff delay;
 // - a relist without changes delivers nothing to a handler without resync.
 // With KINFORMER_FAULT_TABLE=FILE, each fault test appends a Markdown row of what the server saw
-// to FILE (the README's fault table is made that way).
+// to FILE (the fault table in docs/reliability.md is made that way).
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"
@@ -269,7 +269,7 @@ auto watch_open_after(int code) {
   };
 }
 
-// With KINFORMER_FAULT_TABLE set, appends one row of the README's fault table: the fault, what
+// With KINFORMER_FAULT_TABLE set, appends one row of the fault table in docs/reliability.md: the fault, what
 // the server saw, whether the informer converged, and what client-go does.
 void fault_row(const std::string& fault, const std::vector<sim::request_record>& records,
                bool converged, const std::string& client_go) {
