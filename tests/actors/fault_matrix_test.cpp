@@ -8,7 +8,8 @@
 // equals the simulator's truth for its selection, and so does what its handler folded from the
 // deltas it received: the latest version of every surviving object, and a delete for every
 // object removed or gone from the selection.
-// With KINFORMER_FAULT_MATRIX=FILE each scenario appends its row of the table in docs/reliability.md.
+// With KINFORMER_FAULT_MATRIX=FILE each scenario appends its row of the table in
+// docs/reliability.md.
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/handler.hpp"

@@ -269,8 +269,8 @@ auto watch_open_after(int code) {
   };
 }
 
-// With KINFORMER_FAULT_TABLE set, appends one row of the fault table in docs/reliability.md: the fault, what
-// the server saw, whether the informer converged, and what client-go does.
+// With KINFORMER_FAULT_TABLE set, appends one row of the fault table in docs/reliability.md: the
+// fault, what the server saw, whether the informer converged, and what client-go does.
 void fault_row(const std::string& fault, const std::vector<sim::request_record>& records,
                bool converged, const std::string& client_go) {
   const char* file = std::getenv("KINFORMER_FAULT_TABLE");
