@@ -7,8 +7,11 @@
 #     SubjectAccessReview upstream; read through it, with the admin's token, by client-go's
 #     informer (tests/kube/cmd/kube-informer: plain list and watch asking for protobuf, a streaming
 #     list, and metadata-only) and controller-runtime's cache (tests/kube/cmd/cr-cache).
-# Each client's printed state must equal the server's truth, pod for pod and resourceVersion for
-# resourceVersion, after each of
+# Beside the pods, KUBE_CONFIGMAPS ConfigMaps (default 500), a kind nothing writes during the run,
+# read by kinformer-watch straight and by client-go through kinformerd: a quiet kind must come
+# through the restarts and the compaction as well.
+# Each client's printed state must equal the server's truth, object for object and
+# resourceVersion for resourceVersion, after each of
 #   1. the initial sync of KUBE_PODS realistic pods;
 #   2. churn with kube-apiserver killed (kill -9) and started again in the middle of it;
 #   3. the clients stalled (SIGSTOP) through churn, an etcd compaction and an API server restart,
@@ -23,11 +26,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
 pods=${KUBE_PODS:-2000}
+configmaps=${KUBE_CONFIGMAPS:-500}
 for program in kinformer-watch kinformerd; do
   [ -x "$build/app/$program" ] || { echo "conformance.sh: no $build/app/$program: build the tree first" >&2; exit 1; }
 done
 dir=$(mktemp -d /tmp/kinformer-conformance.XXXXXX)
 declare -A pids   # every client process by name, kinformerd among them
+declare -A kinds  # what a reader reads, when not pods
 readers=()        # the clients whose delta lines are compared with the truth
 direct=()         # the readers that talk to kube-apiserver itself
 
@@ -46,6 +51,7 @@ tools=$(bash "$here/build.sh" kube-load)
 peers=$(bash "$here/build.sh" kube-informer cr-cache)
 load() { "$tools/kube-load" "$@" --kubeconfig "$dir/admin.kubeconfig"; }
 load pods --count "$pods"
+load configmaps --count "$configmaps"
 admin_token=$(head -1 "$dir/tokens.csv" | cut -d, -f1)
 
 # start_reader NAME PROGRAM ARGS...: a client whose stdout is delta lines.
@@ -64,6 +70,7 @@ cluster:
   kubeconfig: $dir/admin.kubeconfig
 informers:
   - resource: pods
+  - resource: configmaps
 listen:
   api: 127.0.0.1:0
   metrics: 127.0.0.1:0
@@ -98,12 +105,16 @@ start_clients() {
   start_reader watch-list "${watch[@]}" pods
   start_reader watch-streaming "${watch[@]}" --streaming-list pods
   start_reader watch-metadata "${watch[@]}" --metadata-only pods
+  start_reader watch-configmaps "${watch[@]}" configmaps
+  kinds[watch-configmaps]=configmaps
   direct=(watch-list watch-streaming watch-metadata)
   local through=(-s "$api" --token "$admin_token")
   start_reader client-go-protobuf "$peers/kube-informer" "${through[@]}" --protobuf --watch-list=false pods
   start_reader client-go-watch-list "$peers/kube-informer" "${through[@]}" --watch-list=true pods
   start_reader client-go-metadata "$peers/kube-informer" "${through[@]}" --metadata-only pods
   start_reader controller-runtime "$peers/cr-cache" "${through[@]}" pods
+  start_reader client-go-configmaps "$peers/kube-informer" "${through[@]}" configmaps
+  kinds[client-go-configmaps]=configmaps
 }
 
 # Waits until every reader's printed state equals the server's (bounded by the relist backoff, at
@@ -111,7 +122,8 @@ start_clients() {
 require_converged() {
   local phase=$1 start=$SECONDS
   for name in "${readers[@]}"; do
-    until load compare --deltas "$dir/$name.out" >"$dir/compare-$name.txt" 2>&1; do
+    until load compare --deltas "$dir/$name.out" --resource "${kinds[$name]:-pods}" \
+      >"$dir/compare-$name.txt" 2>&1; do
       if [ $((SECONDS - start)) -ge 120 ]; then
         cat "$dir/compare-$name.txt" >&2
         tail -5 "$dir/$name.err" >&2
@@ -178,4 +190,4 @@ done
 require_stops kinformerd
 for name in "${readers[@]}"; do require_stops "$name"; done
 passed=true
-say "passed: $pods pods, every client at the server's truth after every phase, all stopped cleanly on SIGTERM"
+say "passed: $pods pods and $configmaps configmaps, every client at the server's truth after every phase, all stopped cleanly on SIGTERM"

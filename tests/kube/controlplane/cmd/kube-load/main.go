@@ -1,9 +1,10 @@
 // kube-load writes to a real API server as the conformance runs need, through client-go:
 //
 //	kube-load pods    --count N [--namespaces M] [--workers W]   realistic pods, in parallel
+//	kube-load configmaps --count N [--namespaces M]              ConfigMaps, in parallel
 //	kube-load churn   --rate R --duration D                      creates, updates, label flips, deletes
-//	kube-load truth                                              every pod as "namespace/name resourceVersion"
-//	kube-load compare --deltas FILE                              kinformer-watch's delta lines against the truth
+//	kube-load truth   [--resource pods|configmaps]               every object as "namespace/name resourceVersion"
+//	kube-load compare --deltas FILE [--resource pods|configmaps] kinformer-watch's delta lines against the truth
 //
 // Each takes --kubeconfig (default: KUBECONFIG). pods and churn print their rate on stderr;
 // compare prints each difference and exits 1 if there is one.
@@ -33,6 +34,7 @@ func main() {
 	rate := flags.Float64("rate", 50, "churn: writes per second")
 	duration := flags.Duration("duration", 10*time.Second, "churn: for how long")
 	deltas := flags.String("deltas", "", "compare: kinformer-watch's output")
+	resource := flags.String("resource", "pods", "truth and compare: pods or configmaps")
 	_ = flags.Parse(args)
 
 	client, err := connect(*kubeconfig, *workers)
@@ -43,14 +45,16 @@ func main() {
 	switch verb {
 	case "pods":
 		err = createPods(ctx, client, *count, *namespaces, *workers)
+	case "configmaps":
+		err = createConfigMaps(ctx, client, *count, *namespaces, *workers)
 	case "churn":
 		err = churn(ctx, client, *rate, *duration, *workers)
 	case "truth":
-		err = printTruth(ctx, client)
+		err = printTruth(ctx, client, *resource)
 	case "compare":
-		err = compare(ctx, client, *deltas)
+		err = compare(ctx, client, *deltas, *resource)
 	default:
-		err = fmt.Errorf("unknown verb %q: pods, churn, truth or compare", verb)
+		err = fmt.Errorf("unknown verb %q: pods, configmaps, churn, truth or compare", verb)
 	}
 	if err != nil {
 		fail(err)

@@ -47,6 +47,33 @@ func createPods(ctx context.Context, client kubernetes.Interface, count, namespa
 	return err
 }
 
+// createConfigMaps creates `count` small ConfigMaps spread over the namespaces, as pods does.
+func createConfigMaps(ctx context.Context, client kubernetes.Interface, count, namespaces, workers int) error {
+	for i := 0; i < namespaces; i++ {
+		if err := ensureNamespace(ctx, client, namespaceName(i)); err != nil {
+			return err
+		}
+	}
+	var created atomic.Int64
+	err := parallel(workers, count, func(i int) error {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("config-%06d", i), Namespace: namespaceName(i % namespaces),
+				Labels: map[string]string{"app": fmt.Sprintf("app-%d", i%7)}},
+			Data: map[string]string{"settings.yaml": fmt.Sprintf("replicas: %d\nlog: info\n", i%5)},
+		}
+		_, err := client.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if err == nil {
+			created.Add(1)
+		}
+		return err
+	})
+	fmt.Fprintf(os.Stderr, "kube-load: %d configmaps created\n", created.Load())
+	return err
+}
+
 func namespaceName(i int) string { return fmt.Sprintf("ns-%03d", i) }
 
 func ensureNamespace(ctx context.Context, client kubernetes.Interface, name string) error {

@@ -12,18 +12,39 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// truth is every pod the server holds, namespace/name -> resourceVersion, from one consistent
-// list (paged: the continue tokens keep every page at the first one's resourceVersion).
-func truth(ctx context.Context, client kubernetes.Interface) (map[string]string, string, error) {
+// truth is every object of `resource` the server holds, namespace/name -> resourceVersion, from
+// one consistent list (paged: the continue tokens keep every page at the first one's
+// resourceVersion).
+func truth(ctx context.Context, client kubernetes.Interface, resource string) (map[string]string, string, error) {
 	out := map[string]string{}
 	options := metav1.ListOptions{Limit: 500}
 	for {
-		page, err := client.CoreV1().Pods("").List(ctx, options)
-		if err != nil {
-			return nil, "", err
+		var items []metav1.ObjectMeta
+		var page metav1.ListMeta
+		switch resource {
+		case "pods":
+			list, err := client.CoreV1().Pods("").List(ctx, options)
+			if err != nil {
+				return nil, "", err
+			}
+			for _, p := range list.Items {
+				items = append(items, p.ObjectMeta)
+			}
+			page = list.ListMeta
+		case "configmaps":
+			list, err := client.CoreV1().ConfigMaps("").List(ctx, options)
+			if err != nil {
+				return nil, "", err
+			}
+			for _, c := range list.Items {
+				items = append(items, c.ObjectMeta)
+			}
+			page = list.ListMeta
+		default:
+			return nil, "", fmt.Errorf("unknown resource %q: pods or configmaps", resource)
 		}
-		for _, p := range page.Items {
-			out[p.Namespace+"/"+p.Name] = p.ResourceVersion
+		for _, m := range items {
+			out[m.Namespace+"/"+m.Name] = m.ResourceVersion
 		}
 		if page.Continue == "" {
 			return out, page.ResourceVersion, nil
@@ -32,8 +53,8 @@ func truth(ctx context.Context, client kubernetes.Interface) (map[string]string,
 	}
 }
 
-func printTruth(ctx context.Context, client kubernetes.Interface) error {
-	objects, _, err := truth(ctx, client)
+func printTruth(ctx context.Context, client kubernetes.Interface, resource string) error {
+	objects, _, err := truth(ctx, client, resource)
 	if err != nil {
 		return err
 	}
@@ -86,7 +107,7 @@ func fold(path string) (map[string]string, bool, error) {
 }
 
 // compare prints how the printed state differs from the server's and fails if it does.
-func compare(ctx context.Context, client kubernetes.Interface, deltas string) error {
+func compare(ctx context.Context, client kubernetes.Interface, deltas, resource string) error {
 	printed, synced, err := fold(deltas)
 	if err != nil {
 		return err
@@ -94,7 +115,7 @@ func compare(ctx context.Context, client kubernetes.Interface, deltas string) er
 	if !synced {
 		return fmt.Errorf("%s: no SYNCED line yet", deltas)
 	}
-	server, rv, err := truth(ctx, client)
+	server, rv, err := truth(ctx, client, resource)
 	if err != nil {
 		return err
 	}
@@ -116,7 +137,7 @@ func compare(ctx context.Context, client kubernetes.Interface, deltas string) er
 			report(missing+extra+stale, "extra %s (printed rv %s)", k, v)
 		}
 	}
-	fmt.Printf("%d pods at rv %s; %d printed: missing %d, extra %d, stale %d\n", len(server), rv,
+	fmt.Printf("%d %s at rv %s; %d printed: missing %d, extra %d, stale %d\n", len(server), resource, rv,
 		len(printed), missing, extra, stale)
 	if missing+extra+stale > 0 {
 		return fmt.Errorf("%s differs from the server", deltas)
