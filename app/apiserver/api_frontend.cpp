@@ -90,6 +90,34 @@ auto respond_with(std::shared_ptr<http_exchange> exchange, Render render) {
   };
 }
 
+// The request's ListOptions (none for a get of one object: the API server's GetOptions ignore
+// them) and its verb; a watch of one object is narrowed to it by name.
+std::optional<status> read_options(const request_target& target, const resource_path& path,
+                                   resource_request& req) {
+  const auto watch_param = target.flag("watch");
+  const bool one_object = !req.name.empty() && !path.watch_prefix && watch_param && !*watch_param;
+  if (!one_object) {
+    auto query = parse_list_query(target, path.watch_prefix);
+    if (auto* failure = std::get_if<status>(&query))
+      return *failure;
+    req.query = std::move(std::get<list_query>(query));
+    if (auto refused = check_field_labels(req.info, req.query.fields))
+      return refused;
+  }
+  req.verb = req.query.watch     ? request_verb::watch
+             : !req.name.empty() ? request_verb::get
+                                 : request_verb::list;
+  if (req.verb == request_verb::watch && !req.name.empty()) {
+    if (!path.subresource.empty())
+      return method_not_allowed();
+    auto by_name = field_selector::parse("metadata.name=" + req.name);
+    if (!by_name)
+      return bad_request(by_name.err().message);
+    req.query.fields = req.query.fields & *by_name;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 api_frontend::api_frontend(api_backend& backend) : backend_(backend) {}
@@ -175,28 +203,8 @@ void api_frontend::serve_resource(const http_request& request, const request_tar
   req.namespace_ = path.namespace_;
   req.name = path.name;
 
-  // A get of one object takes no ListOptions (the API server's GetOptions ignore them).
-  const auto watch_param = target.flag("watch");
-  const bool one_object = !req.name.empty() && !path.watch_prefix && watch_param && !*watch_param;
-  if (!one_object) {
-    auto query = parse_list_query(target, path.watch_prefix);
-    if (auto* failure = std::get_if<status>(&query))
-      return fail(*failure);
-    req.query = std::move(std::get<list_query>(query));
-    if (auto refused = check_field_labels(*info, req.query.fields))
-      return fail(*refused);
-  }
-  req.verb = req.query.watch     ? request_verb::watch
-             : !req.name.empty() ? request_verb::get
-                                 : request_verb::list;
-  if (req.verb == request_verb::watch && !req.name.empty()) {
-    if (!path.subresource.empty())
-      return fail(method_not_allowed());
-    auto by_name = field_selector::parse("metadata.name=" + req.name);
-    if (!by_name)
-      return fail(bad_request(by_name.err().message));
-    req.query.fields = req.query.fields & *by_name;
-  }
+  if (auto refused = read_options(target, path, req))
+    return fail(*refused);
 
   auto shape = negotiate_shape(request.header("accept").value_or(""), req.verb);
   if (!shape)

@@ -526,6 +526,11 @@ std::shared_ptr<exchange_deadline> arm_deadline(asio::steady_timer& timer,
   return state;
 }
 
+// "GET /api/v1/pods", for error messages.
+std::string describe(const outgoing_request& out) {
+  return std::string(bhttp::to_string(method_of(out.verb))) + " " + out.target;
+}
+
 // The failure of a non-2xx answer, with the decoded Status when the body is one.
 std::pair<error, response_info> describe_failure(const raw_response& response) {
   response_info info;
@@ -684,6 +689,11 @@ struct api_client::impl {
   awaitable<result<std::shared_ptr<connection>>> open_connection(operation& op);
   awaitable<result<raw_response>> exchange_once(operation& op, const outgoing_request& out,
                                                 const body_sink& sink);
+  awaitable<std::optional<error>> read_body(operation& op, connection& conn,
+                                            bhttp::response_parser<bhttp::buffer_body>& parser,
+                                            raw_response& response, const body_sink& sink,
+                                            exchange_deadline& deadline,
+                                            const outgoing_request& out);
   awaitable<result<raw_response>> exchange(operation& op, const outgoing_request& out,
                                            const body_sink& sink = {});
   awaitable<void> run_list(std::shared_ptr<operation> op, list_request request,
@@ -848,10 +858,7 @@ awaitable<result<std::shared_ptr<connection>>> api_client::impl::open_connection
 
 awaitable<result<raw_response>>
 api_client::impl::exchange_once(operation& op, const outgoing_request& out, const body_sink& sink) {
-  // "GET /api/v1/pods": built only for an error message.
-  const auto what = [&out] {
-    return std::string(bhttp::to_string(method_of(out.verb))) + " " + out.target;
-  };
+  const auto what = [&out] { return describe(out); };
   if (auto credentials = refresh_exec_credential(); !credentials)
     co_return std::move(credentials).err();
   // A kept-alive connection may have been closed by the server meanwhile: when a reused one
@@ -888,46 +895,11 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
     response.status_code = static_cast<int>(header.result_int());
     response.content_type = std::string(header[bhttp::field::content_type]);
     response.retry_after_seconds = retry_after_header(header[bhttp::field::retry_after]);
-    const bool streamed = sink && response.status_code / 100 == 2;
     asio::steady_timer timer(ioc);
     auto guard = arm_deadline(timer, deadline, conn);
-    // Read buffers come and go with the exchange: a connection kept alive holds none.
-    std::unique_ptr<char[]> chunk;
-    while (!parser.is_done()) {
-      if (!chunk) { // the first read, or the sink took the last buffer
-        chunk.reset(new char[stream_read_bytes]);
-        // A list or watch fills buffer after buffer; a short answer would map in pages it
-        // never writes.
-        if (streamed)
-          prefault_for_write(chunk.get(), stream_read_bytes);
-      }
-      auto [rec, n] = co_await conn->read_body_into(parser, chunk.get(), stream_read_bytes);
-      if (rec == asio::error::eof && parser.is_done())
-        rec = {};
-      if (rec || (n == 0 && !parser.is_done())) {
-        guard->finished = true;
-        if (guard->expired)
-          co_return make_error(errc::timeout, what() + " timed out");
-        if (!rec)
-          rec = asio::error::eof;
-        co_return failure(rec, op, conn.get(), "reading the response to " + what());
-      }
-      if (streamed) {
-        if (auto taken = sink(body_piece{chunk, n}); !taken) {
-          guard->finished = true;
-          conn->close(); // the rest of the body is unread: the connection cannot be reused
-          co_return std::move(taken).err();
-        }
-        continue;
-      }
-      if (response.body.size() + n > options.max_body_bytes) {
-        guard->finished = true;
-        conn->close();
-        co_return make_error(errc::too_large, "the response to " + what() + " is larger than " +
-                                                  std::to_string(options.max_body_bytes) +
-                                                  " bytes");
-      }
-      response.body.append(chunk.get(), n);
+    if (auto failed = co_await read_body(op, *conn, parser, response, sink, *guard, out)) {
+      guard->finished = true;
+      co_return std::move(*failed);
     }
     guard->finished = true;
     timer.cancel();
@@ -936,6 +908,53 @@ api_client::impl::exchange_once(operation& op, const outgoing_request& out, cons
       idle.push_back(std::move(conn));
     co_return response;
   }
+}
+
+// Reads the body after the header into `response.body`, or hands each piece of a 2xx body to
+// `sink`: nothing once it is read, else why not (the connection is closed when part is unread).
+awaitable<std::optional<error>>
+api_client::impl::read_body(operation& op, connection& conn,
+                            bhttp::response_parser<bhttp::buffer_body>& parser,
+                            raw_response& response, const body_sink& sink,
+                            exchange_deadline& deadline, const outgoing_request& out) {
+  const bool streamed = sink && response.status_code / 100 == 2;
+  // Read buffers come and go with the exchange: a connection kept alive holds none.
+  std::unique_ptr<char[]> chunk;
+  while (!parser.is_done()) {
+    if (!chunk) { // the first read, or the sink took the last buffer
+      chunk.reset(new char[stream_read_bytes]);
+      // A list or watch fills buffer after buffer; a short answer would map in pages it never
+      // writes.
+      if (streamed)
+        prefault_for_write(chunk.get(), stream_read_bytes);
+    }
+    auto [rec, n] = co_await conn.read_body_into(parser, chunk.get(), stream_read_bytes);
+    if (rec == asio::error::eof && parser.is_done())
+      rec = {};
+    if (rec || (n == 0 && !parser.is_done())) {
+      deadline.finished = true;
+      if (deadline.expired)
+        co_return make_error(errc::timeout, describe(out) + " timed out");
+      if (!rec)
+        rec = asio::error::eof;
+      co_return failure(rec, op, &conn, "reading the response to " + describe(out));
+    }
+    if (streamed) {
+      if (auto taken = sink(body_piece{chunk, n}); !taken) {
+        conn.close(); // the rest of the body is unread: the connection cannot be reused
+        co_return std::move(taken).err();
+      }
+      continue;
+    }
+    if (response.body.size() + n > options.max_body_bytes) {
+      conn.close();
+      co_return make_error(errc::too_large, "the response to " + describe(out) +
+                                                " is larger than " +
+                                                std::to_string(options.max_body_bytes) + " bytes");
+    }
+    response.body.append(chunk.get(), n);
+  }
+  co_return std::nullopt;
 }
 
 awaitable<result<raw_response>>
