@@ -18,6 +18,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -620,12 +621,24 @@ TEST_CASE("kinformerd stops within seconds on SIGTERM after serving authenticate
 
 namespace {
 
-// A loopback port nothing listens on (until a test binds it).
-unsigned short unused_port() {
-  net::io_context ioc;
-  tcp::acceptor acceptor(ioc, {net::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
-}
+// A loopback port held bound but not listening, so that connecting to it is refused and no
+// other test running beside this one (with servers of their own on port 0) can take it meanwhile.
+class refusing_port {
+public:
+  refusing_port() : socket_(ioc_) {
+    socket_.open(tcp::v4());
+    // Not inherited by kinformerd, which would keep the port bound after release().
+    ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);
+    socket_.bind({net::ip::make_address("127.0.0.1"), 0});
+  }
+  unsigned short port() const { return socket_.local_endpoint().port(); }
+  // Frees the port for the server that is to listen on it.
+  void release() { socket_.close(); }
+
+private:
+  net::io_context ioc_;
+  tcp::socket socket_;
+};
 
 std::string server_config(const std::string& server, const temp_dir& dir) {
   return dir.write("kinformerd.yaml", "cluster:\n  mode: server\n  server: " + server +
@@ -639,7 +652,8 @@ std::string server_config(const std::string& server, const temp_dir& dir) {
 // says why it is not ready, and comes up by itself once the server answers.
 TEST_CASE("kinformerd waits for an API server that is not there yet", "[service_e2e]") {
   temp_dir dir;
-  const auto port = unused_port();
+  refusing_port reserved;
+  const auto port = reserved.port();
   const std::string address = "127.0.0.1:" + std::to_string(port);
   child_process daemon({KINFORMERD_PATH, "--config", server_config("http://" + address, dir)});
   REQUIRE(daemon.wait_stderr_contains("event=api_server_unreachable", 20s));
@@ -657,8 +671,11 @@ TEST_CASE("kinformerd waits for an API server that is not there yet", "[service_
   SECTION("and comes up once it answers") {
     kinformer::sim::simulator_options options;
     options.listen = address;
+    reserved.release();
     kinformer::sim::simulator server(options);
-    REQUIRE(server.start().ok());
+    auto started = server.start();
+    INFO((started.ok() ? std::string() : started.err().describe()));
+    REQUIRE(started.ok());
     kinformer::sim::object_generator generator;
     REQUIRE(kinformer::sim::load_pods(server.store(), generator, simulated_pods, 3).ok());
     REQUIRE(daemon.wait_stderr_contains("event=started", 40s));
